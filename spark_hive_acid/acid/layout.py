@@ -1,0 +1,69 @@
+"""The table layout a path-mode table remembers between jobs.
+
+Stored as JSON in ``_hiveacid_table.json`` at the table root: the leading underscore makes Hive,
+Trino and Impala ignore it (hiddenFileFilter). Written once at table creation; later writes and
+reads honour it without the user repeating options.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from ..exceptions import CorruptFileError
+from ..io.filesystem import FileSystem
+
+LAYOUT_FILE = "_hiveacid_table.json"
+
+
+@dataclass
+class TableLayout:
+    columns: list[tuple[str, str]]  # data columns (name, hive type), in DDL order
+    partition_columns: list[tuple[str, str]] = field(default_factory=list)
+    bucket_columns: list[str] = field(default_factory=list)
+    num_buckets: int = 0  # 0: unbucketed
+    bucketing_version: int = 2
+    compression: str = "ZLIB"
+    properties: dict[str, str] = field(default_factory=dict)
+    version: int = 1
+
+    @property
+    def insert_only(self) -> bool:
+        return self.properties.get("transactional_properties", "").lower() == "insert_only"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str, where: str = LAYOUT_FILE) -> "TableLayout":
+        try:
+            d = json.loads(text)
+            return cls(
+                columns=[tuple(c) for c in d["columns"]],
+                partition_columns=[tuple(c) for c in d.get("partition_columns", [])],
+                bucket_columns=list(d.get("bucket_columns", [])),
+                num_buckets=int(d.get("num_buckets", 0)),
+                bucketing_version=int(d.get("bucketing_version", 2)),
+                compression=str(d.get("compression", "ZLIB")),
+                properties=dict(d.get("properties", {})),
+                version=int(d.get("version", 1)),
+            )
+        except (ValueError, KeyError, TypeError) as e:
+            raise CorruptFileError(f"Cannot parse table layout file {where}: {e}") from e
+
+
+def load_layout(fs: FileSystem, table_path: str) -> Optional[TableLayout]:
+    path = fs.join(table_path, LAYOUT_FILE)
+    if not fs.exists(path):
+        return None
+    return TableLayout.from_json(fs.read_bytes(path).decode("utf-8"), path)
+
+
+def save_layout(fs: FileSystem, table_path: str, layout: TableLayout) -> None:
+    """Write the layout atomically (temp file + rename)."""
+    path = fs.join(table_path, LAYOUT_FILE)
+    tmp = fs.join(table_path, f".{LAYOUT_FILE}.tmp")
+    fs.write_bytes(tmp, layout.to_json().encode("utf-8"))
+    if fs.exists(path):
+        fs.delete(path)
+    fs.rename(tmp, path)

@@ -1,0 +1,116 @@
+"""Hive type strings <-> Arrow types (no Spark here: the Spark mapping lives in the glue)."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..exceptions import SchemaMismatchError, UnsupportedTypeError
+
+_PRIMITIVES = {
+    "boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+    "integer": pa.int32(), "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
+    "string": pa.string(), "binary": pa.binary(), "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+}
+
+
+def _split_top(s: str) -> list[str]:
+    """Split on commas that are not nested inside <> or ()."""
+    parts, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def hive_to_arrow(hive_type: str, column: str = "") -> pa.DataType:
+    """Arrow type of a Hive type string (``decimal(10,2)``, ``map<string,array<int>>``...)."""
+    t = hive_type.strip()
+    low = t.lower()
+    if low in _PRIMITIVES:
+        return _PRIMITIVES[low]
+    if low.startswith(("char(", "varchar(")):
+        return pa.string()
+    if low == "decimal":
+        return pa.decimal128(10, 0)
+    if low.startswith("decimal("):
+        p, s = (int(x) for x in low[8:-1].split(","))
+        return pa.decimal128(p, s)
+    if low.startswith("array<"):
+        return pa.list_(hive_to_arrow(t[6:-1], column))
+    if low.startswith("map<"):
+        k, v = _split_top(t[4:-1])
+        return pa.map_(hive_to_arrow(k, column), hive_to_arrow(v, column))
+    if low.startswith("struct<"):
+        fields = []
+        for part in _split_top(t[7:-1]):
+            name, _, ftype = part.partition(":")
+            fields.append(pa.field(name.strip(), hive_to_arrow(ftype, column)))
+        return pa.struct(fields)
+    if low.startswith("uniontype<"):
+        raise UnsupportedTypeError(
+            f"Column '{column}' has Hive type {hive_type}: Spark has no union type. "
+            "Read the other columns with option 'columns'.")
+    raise SchemaMismatchError(f"Unknown Hive type '{hive_type}' of column '{column}'")
+
+
+def arrow_to_hive(t: pa.DataType, column: str = "") -> str:
+    """Hive type string of an Arrow type (used when creating tables)."""
+    if pa.types.is_boolean(t):
+        return "boolean"
+    for name, at in (("tinyint", pa.int8()), ("smallint", pa.int16()), ("int", pa.int32()),
+                     ("bigint", pa.int64()), ("float", pa.float32()), ("double", pa.float64())):
+        if t == at:
+            return name
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "binary"
+    if pa.types.is_date32(t):
+        return "date"
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_map(t):
+        return f"map<{arrow_to_hive(t.key_type, column)},{arrow_to_hive(t.item_type, column)}>"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"array<{arrow_to_hive(t.value_type, column)}>"
+    if pa.types.is_struct(t):
+        inner = ",".join(f"{f.name}:{arrow_to_hive(f.type, column)}" for f in t)
+        return f"struct<{inner}>"
+    raise UnsupportedTypeError(f"Column '{column}' has type {t}, which Hive ACID tables cannot store")
+
+
+def normalize_read_type(t: pa.DataType, column: str = "") -> pa.DataType:
+    """The Arrow type the reader emits for a type as pyarrow's ORC reader returns it.
+
+    Timestamps become microseconds without a zone (Spark TimestampNTZ), large types become the
+    regular ones (Spark's Arrow schema), unions are refused with the column named.
+    """
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us")
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_union(t):
+        raise UnsupportedTypeError(
+            f"Column '{column}' is a Hive uniontype, which Spark cannot hold. "
+            "Read the other columns with option 'columns'.")
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(normalize_read_type(t.value_type, column))
+    if pa.types.is_map(t):
+        return pa.map_(normalize_read_type(t.key_type, column), normalize_read_type(t.item_type, column))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, normalize_read_type(f.type, f"{column}.{f.name}"))
+                          for f in t])
+    return t

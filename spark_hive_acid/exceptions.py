@@ -1,0 +1,59 @@
+"""One error hierarchy for the whole connector.
+
+Every error the connector raises on purpose derives from :class:`HiveAcidError`. Messages name the
+culprit (file, option, column) and say what to do, because on a Spark executor the Python type is
+lost and only the message reaches the user.
+"""
+from __future__ import annotations
+
+
+class HiveAcidError(Exception):
+    """Root of every error raised by spark-hive-acid."""
+
+
+class InvalidOptionError(HiveAcidError, ValueError):
+    """An option value (or combination of options) is malformed."""
+
+
+class InvalidSnapshotError(InvalidOptionError):
+    """A ValidWriteIdList / ValidTxnList string cannot be parsed."""
+
+
+class TableNotFoundError(HiveAcidError):
+    """The table path (or metastore table) does not exist."""
+
+
+class NotAnAcidTableError(HiveAcidError):
+    """The directory exists but holds no Hive ACID table."""
+
+
+class NotEnoughHistoryError(HiveAcidError):
+    """Hive's ACID_NOT_ENOUGH_HISTORY: the snapshot is older than a compacted base."""
+
+
+class CorruptFileError(HiveAcidError):
+    """An ORC file (or side file) cannot be read; the message names the file."""
+
+
+class SchemaMismatchError(HiveAcidError):
+    """File schemas (or a DataFrame and a table) cannot be reconciled."""
+
+
+class UnsupportedTypeError(SchemaMismatchError):
+    """A Hive type that Spark cannot hold (e.g. uniontype)."""
+
+
+class CommitConflictError(HiveAcidError):
+    """Another writer committed a conflicting change first; nothing was written."""
+
+
+class CardinalityViolationError(HiveAcidError):
+    """A MERGE matched one target row with several source rows; nothing was written."""
+
+
+class MetastoreError(HiveAcidError):
+    """The Hive Metastore refused a call or cannot be reached."""
+
+
+class StorageError(HiveAcidError):
+    """A file system operation failed (unreachable service, permission, vanished file)."""

@@ -1,0 +1,207 @@
+"""A small file-system layer: the only way the connector touches storage.
+
+Spark's Python workers cannot borrow the JVM's Hadoop client, so reader and writer go through this
+interface, chosen from the path's scheme by :func:`get_filesystem`. Implementations must pickle by
+their constructor arguments (they travel to executors inside read plans) and create any client
+lazily.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from dataclasses import dataclass
+from typing import BinaryIO, Mapping, Optional
+from urllib.parse import urlparse
+
+from ..exceptions import InvalidOptionError, StorageError, TableNotFoundError
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One entry of a directory listing."""
+
+    path: str
+    name: str
+    is_dir: bool
+    size: int
+
+
+class FileSystem:
+    """Interface of a storage back-end. Paths are strings in the back-end's own form."""
+
+    scheme: str = ""
+
+    # --- reading -------------------------------------------------------------------------------
+    def list_dir(self, path: str) -> list[FileStatus]:
+        """Children of a directory (not recursive). Raises TableNotFoundError if it is missing."""
+        raise NotImplementedError
+
+    def status(self, path: str) -> Optional[FileStatus]:
+        """Status of a path, or None when it does not exist."""
+        raise NotImplementedError
+
+    def open_input(self, path: str) -> BinaryIO:
+        """A seekable binary file object for reading (pyarrow accepts it)."""
+        raise NotImplementedError
+
+    def read_bytes(self, path: str, length: Optional[int] = None) -> bytes:
+        with self.open_input(path) as f:
+            return f.read() if length is None else f.read(length)
+
+    # --- writing -------------------------------------------------------------------------------
+    def mkdirs(self, path: str) -> None:
+        raise NotImplementedError
+
+    def open_output(self, path: str) -> BinaryIO:
+        """A new file for writing (overwrites)."""
+        raise NotImplementedError
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        with self.open_output(path) as f:
+            f.write(data)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Atomic rename; fails (StorageError) if ``dst`` exists."""
+        raise NotImplementedError
+
+    def delete(self, path: str, recursive: bool = False) -> None:
+        """Delete a file or directory; missing paths are ignored."""
+        raise NotImplementedError
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` only if it does not exist; False if it already did."""
+        raise NotImplementedError
+
+    # --- paths ---------------------------------------------------------------------------------
+    def join(self, *parts: str) -> str:
+        return "/".join([parts[0].rstrip("/")] + [p.strip("/") for p in parts[1:]])
+
+    def exists(self, path: str) -> bool:
+        return self.status(path) is not None
+
+    def is_dir(self, path: str) -> bool:
+        st = self.status(path)
+        return st is not None and st.is_dir
+
+    def supports_atomic_rename(self) -> bool:
+        return True
+
+
+class LocalFileSystem(FileSystem):
+    """The local disk (plain paths and ``file://`` URIs)."""
+
+    scheme = "file"
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        try:
+            with os.scandir(path) as it:
+                entries = []
+                for e in it:
+                    try:
+                        is_dir = e.is_dir()
+                        size = 0 if is_dir else e.stat().st_size
+                    except FileNotFoundError:  # vanished between listing and stat
+                        continue
+                    entries.append(FileStatus(os.path.join(path, e.name), e.name, is_dir, size))
+                return entries
+        except FileNotFoundError as e:
+            raise TableNotFoundError(f"Directory not found: {path}") from e
+        except NotADirectoryError as e:
+            raise StorageError(f"Not a directory: {path}") from e
+        except PermissionError as e:
+            raise StorageError(f"Permission denied listing {path}") from e
+
+    def status(self, path: str) -> Optional[FileStatus]:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        is_dir = os.path.isdir(path)
+        return FileStatus(path, os.path.basename(path.rstrip("/")), is_dir, 0 if is_dir else st.st_size)
+
+    def open_input(self, path: str) -> BinaryIO:
+        try:
+            return open(path, "rb")
+        except FileNotFoundError as e:
+            raise StorageError(
+                f"File vanished: {path} (a compaction cleaner may have removed it; retry the read)"
+            ) from e
+        except PermissionError as e:
+            raise StorageError(f"Permission denied reading {path}") from e
+
+    def mkdirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def open_output(self, path: str) -> BinaryIO:
+        return open(path, "wb")
+
+    def rename(self, src: str, dst: str) -> None:
+        # os.rename silently replaces an empty directory / file on POSIX: refuse explicitly.
+        if os.path.lexists(dst):
+            raise StorageError(f"Cannot rename {src} to {dst}: destination exists")
+        try:
+            os.rename(src, dst)
+        except OSError as e:
+            if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise StorageError(f"Cannot rename {src} to {dst}: destination exists") from e
+            raise StorageError(f"Cannot rename {src} to {dst}: {e}") from e
+
+    def delete(self, path: str, recursive: bool = False) -> None:
+        if os.path.isdir(path) and not os.path.islink(path):
+            if recursive:
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.rmdir(path)
+        else:
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                pass
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return True
+
+    def join(self, *parts: str) -> str:
+        return os.path.join(*parts)
+
+
+# scheme -> factory(path, options) -> (FileSystem, path in that file system's form)
+_FACTORIES: dict[str, object] = {}
+
+
+def register_filesystem(scheme: str, factory) -> None:
+    """Register a factory ``(uri, options) -> (FileSystem, path)`` for a URI scheme."""
+    _FACTORIES[scheme] = factory
+
+
+def get_filesystem(uri: str, options: Optional[Mapping[str, str]] = None) -> tuple[FileSystem, str]:
+    """The file system serving ``uri`` and the path in that file system's own form."""
+    if not uri:
+        raise InvalidOptionError("No table path given: use .load('/path/to/table') or option 'path'")
+    parsed = urlparse(uri)
+    scheme = parsed.scheme.lower()
+    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
+        path = parsed.path if scheme == "file" else uri
+        return LocalFileSystem(), os.path.abspath(path)
+    factory = _FACTORIES.get(scheme)
+    if factory is None:
+        try:  # remote back-ends register themselves on import (hdfs, webhdfs, object stores)
+            from . import remote  # noqa: F401
+        except ImportError:
+            pass
+        factory = _FACTORIES.get(scheme)
+    if factory is None:
+        raise InvalidOptionError(
+            f"Unsupported file system scheme '{scheme}' in path {uri}: supported are local paths and "
+            f"file://" + "".join(f", {s}://" for s in sorted(_FACTORIES))
+        )
+    return factory(uri, options or {})  # type: ignore[operator]

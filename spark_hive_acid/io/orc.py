@@ -1,0 +1,70 @@
+"""Opening ORC files for the reader: flush-length side files, clear errors, schema kinds."""
+from __future__ import annotations
+
+import struct
+from typing import Optional
+
+import pyarrow as pa
+import pyarrow.orc as po
+
+from ..acid.names import FLUSH_LENGTH_SUFFIX
+from ..exceptions import CorruptFileError, StorageError
+from .filesystem import FileSystem
+
+ACID_FIELD_NAMES = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+_ACID_LOWER = tuple(n.lower() for n in ACID_FIELD_NAMES)
+ORC_MAGIC = b"ORC"
+PARQUET_MAGIC = b"PAR1"
+
+
+def is_acid_schema(schema: pa.Schema) -> bool:
+    """True when the top-level fields are the six ACID event fields (names case-insensitive:
+    Hive 3.1's compactor wrote them lower-case)."""
+    names = tuple(n.lower() for n in schema.names)
+    return names == _ACID_LOWER and pa.types.is_struct(schema.field(5).type)
+
+
+def acid_field_names(schema: pa.Schema) -> dict[str, str]:
+    """Canonical ACID name -> the spelling used in this file."""
+    return {canon: actual for canon, actual in zip(ACID_FIELD_NAMES, schema.names)}
+
+
+def flush_length(fs: FileSystem, path: str) -> Optional[int]:
+    """The committed length of a streaming file from its ``_flush_length`` side file, if any."""
+    side = path + FLUSH_LENGTH_SUFFIX
+    if not fs.exists(side):
+        return None
+    data = fs.read_bytes(side)
+    if len(data) < 8:
+        raise CorruptFileError(f"Side file {side} holds no flush length (size {len(data)} bytes)")
+    last = (len(data) // 8 - 1) * 8
+    return struct.unpack(">q", data[last:last + 8])[0]
+
+
+def open_orc(fs: FileSystem, path: str, length: Optional[int] = None) -> po.ORCFile:
+    """Open an ORC file; ``length`` limits reading to a committed prefix (streaming deltas)."""
+    try:
+        if length is not None:
+            with fs.open_input(path) as f:
+                data = f.read(length)
+            if len(data) < length:
+                raise CorruptFileError(
+                    f"{path} is shorter ({len(data)} bytes) than its flush length {length}")
+            return po.ORCFile(pa.BufferReader(data))
+        return po.ORCFile(fs.open_input(path))
+    except (CorruptFileError, StorageError):
+        raise
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:
+        raise CorruptFileError(
+            f"Cannot read ORC file {path}: {e}. The file is corrupt, truncated or not ORC; "
+            "remove it from the table directory or restore it.") from e
+
+
+def sniff_format(fs: FileSystem, path: str) -> str:
+    """'orc', 'parquet' or 'unknown' from the file's leading magic bytes."""
+    head = fs.read_bytes(path, 4)
+    if head.startswith(ORC_MAGIC):
+        return "orc"
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    return "unknown"

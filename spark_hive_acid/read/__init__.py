@@ -1,0 +1,1 @@
+"""The read path without Spark: listing, planning, delete events, split reading."""

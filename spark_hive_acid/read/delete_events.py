@@ -1,0 +1,105 @@
+"""The columnar delete-event set: which (originalWriteId, bucketProperty, rowId) keys are deleted.
+
+Layout (about 8 bytes per event): the distinct (writeId, bucketProperty) pairs are kept in a tiny
+sorted ``groups`` array; every event becomes one int64 ``group_index << 40 | rowId`` and the events
+live in one sorted, de-duplicated int64 array. A lookup is two ``np.searchsorted`` calls over a
+whole batch: no Python loop per row.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+import numpy as np
+
+ROW_ID_BITS = 40
+_ROW_ID_LIMIT = 1 << ROW_ID_BITS
+_GROUP_LIMIT = 1 << (63 - ROW_ID_BITS)
+
+
+def pair_keys(write_ids: np.ndarray, bucket_props: np.ndarray) -> np.ndarray:
+    """One int64 per (writeId, bucketProperty): ``writeId << 32 | uint32(bp)``.
+
+    Order-preserving for write ids in [0, 2**31), which covers every real Hive table; the bucket
+    property compares as unsigned, consistent within one table (all V1 or all V0)."""
+    return (write_ids.astype(np.int64) << 32) | (bucket_props.astype(np.int64) & 0xFFFFFFFF)
+
+
+class DeleteEventSet:
+    """An immutable set of delete keys with vectorised membership tests."""
+
+    __slots__ = ("groups", "keys")
+
+    def __init__(self, groups: np.ndarray, keys: np.ndarray):
+        self.groups = groups  # sorted unique pair keys
+        self.keys = keys  # sorted unique group_index << 40 | rowId
+
+    @classmethod
+    def empty(cls) -> "DeleteEventSet":
+        return cls(np.empty(0, np.int64), np.empty(0, np.int64))
+
+    @classmethod
+    def build(cls, write_ids: np.ndarray, bucket_props: np.ndarray,
+              row_ids: np.ndarray) -> "DeleteEventSet":
+        if len(row_ids) == 0:
+            return cls.empty()
+        _check_ranges(write_ids, row_ids)
+        pairs = pair_keys(write_ids, bucket_props)
+        # files are sorted, so pairs come in long runs: find the distinct values from run heads
+        heads = np.concatenate(([True], pairs[1:] != pairs[:-1]))
+        groups = np.unique(pairs[heads])
+        if len(groups) >= _GROUP_LIMIT:
+            raise ValueError(f"{len(groups)} distinct (writeId, bucket) pairs in delete events: "
+                             f"more than {_GROUP_LIMIT - 1} are not supported")
+        gidx = np.searchsorted(groups, pairs)
+        keys = (gidx.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
+        keys.sort(kind="stable" if len(groups) == 1 else "quicksort")
+        if len(keys) > 1:
+            keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+        return cls(groups, keys)
+
+    @classmethod
+    def concat_build(cls, parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> "DeleteEventSet":
+        parts = list(parts)
+        if not parts:
+            return cls.empty()
+        return cls.build(*(np.concatenate([p[i] for p in parts]) for i in range(3)))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def nbytes(self) -> int:
+        return self.keys.nbytes + self.groups.nbytes
+
+    def deleted_mask(self, write_ids: np.ndarray, bucket_props: np.ndarray,
+                     row_ids: np.ndarray) -> Optional[np.ndarray]:
+        """Boolean mask of deleted rows, or None when nothing in the batch is deleted."""
+        if len(self.keys) == 0 or len(row_ids) == 0:
+            return None
+        pairs = pair_keys(write_ids, bucket_props)
+        if pairs[0] == pairs[-1] and (len(pairs) < 3 or (pairs == pairs[0]).all()):
+            g = np.searchsorted(self.groups, pairs[0])
+            if g >= len(self.groups) or self.groups[g] != pairs[0]:
+                return None
+            query = (np.int64(g) << ROW_ID_BITS) | row_ids.astype(np.int64)
+            known = None
+        else:
+            g = np.searchsorted(self.groups, pairs)
+            g_clipped = np.minimum(g, len(self.groups) - 1)
+            known = self.groups[g_clipped] == pairs
+            if not known.any():
+                return None
+            query = (g_clipped.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
+        pos = np.searchsorted(self.keys, query)
+        np.minimum(pos, len(self.keys) - 1, out=pos)
+        hit = self.keys[pos] == query
+        if known is not None:
+            hit &= known
+        return hit if hit.any() else None
+
+
+def _check_ranges(write_ids: np.ndarray, row_ids: np.ndarray) -> None:
+    if len(write_ids) and (write_ids.min() < 0 or write_ids.max() >= (1 << 31)):
+        raise ValueError("delete events with write ids outside [0, 2^31) are not supported")
+    if len(row_ids) and (row_ids.min() < 0 or row_ids.max() >= _ROW_ID_LIMIT):
+        raise ValueError(f"delete events with row ids outside [0, 2^{ROW_ID_BITS}) are not supported")

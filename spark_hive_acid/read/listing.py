@@ -1,0 +1,156 @@
+"""Listing a table directory: partition discovery and the files each snapshot reads."""
+from __future__ import annotations
+
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Optional
+from urllib.parse import unquote
+
+from ..acid.names import ParsedDir, is_hidden, parse_acid_dir, parse_bucket_file
+from ..acid.snapshot import ValidIdList
+from ..acid.state import AcidState, list_files_recursive, select_acid_state
+from ..exceptions import NotAnAcidTableError, SchemaMismatchError
+from ..io.filesystem import FileStatus, FileSystem
+
+log = logging.getLogger(__name__)
+
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+_PARTITION_RE = re.compile(r"^([^=]+)=(.*)$")
+LIST_THREADS = 8
+
+
+@dataclass
+class PartitionListing:
+    """One leaf directory (the table root when unpartitioned) and what the snapshot reads there."""
+
+    path: str
+    values: tuple[Optional[str], ...]  # unescaped partition values; None = default partition
+    state: AcidState = field(default_factory=AcidState)
+    dir_files: dict[str, list[FileStatus]] = field(default_factory=dict)  # acid dir path -> files
+
+
+def unescape_partition_value(raw: str) -> Optional[str]:
+    if raw == HIVE_DEFAULT_PARTITION:
+        return None
+    return unquote(raw)
+
+
+def discover_partitions(fs: FileSystem, table_path: str,
+                        root_children: list[FileStatus]) -> tuple[list[str], list[tuple[str, tuple]]]:
+    """Partition column names and (leaf path, raw values) pairs below the table root.
+
+    A directory level is a partition level when its non-hidden child directories are all named
+    ``k=v`` (and are not ACID directories). Unpartitioned tables return ``([], [(root, ())])``.
+    """
+    def partition_children(children: list[FileStatus]) -> list[tuple[FileStatus, str, str]]:
+        out = []
+        for c in children:
+            if not c.is_dir or is_hidden(c.name) or parse_acid_dir(c.name) is not None:
+                continue
+            m = _PARTITION_RE.match(c.name)
+            if m:
+                out.append((c, m.group(1), m.group(2)))
+        return out
+
+    first = partition_children(root_children)
+    if not first:
+        return [], [(table_path, ())]
+    names: list[str] = []
+    leaves: list[tuple[str, tuple]] = []
+    frontier = [(table_path, (), root_children)]
+    depth = 0
+    while frontier:
+        level_parts = [(p, vals, partition_children(ch)) for p, vals, ch in frontier]
+        if all(not parts for _, _, parts in level_parts):
+            leaves.extend((p, vals) for p, vals, _ in level_parts)
+            break
+        next_frontier = []
+        level_names = {k for _, _, parts in level_parts for _, k, _ in parts}
+        if len(level_names) != 1 or any(not parts for _, _, parts in level_parts):
+            bad = [p for p, _, parts in level_parts if not parts][:3]
+            raise SchemaMismatchError(
+                f"Inconsistent partition directories under {table_path} at depth {depth + 1}: "
+                f"names {sorted(level_names)}" + (f"; no partition dirs in {bad}" if bad else ""))
+        names.append(level_names.pop())
+        dirs = [(c, vals + (v,)) for _, vals, parts in level_parts for c, _, v in parts]
+        listed = _list_many(fs, [c.path for c, _ in dirs])
+        for (c, vals), children in zip(dirs, listed):
+            next_frontier.append((c.path, vals, children))
+        frontier = next_frontier
+        depth += 1
+    return names, leaves
+
+
+def _list_many(fs: FileSystem, paths: list[str]) -> list[list[FileStatus]]:
+    if len(paths) <= 1:
+        return [fs.list_dir(p) for p in paths]
+    with ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(paths))) as pool:
+        return list(pool.map(fs.list_dir, paths))
+
+
+def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
+               insert_only: bool) -> tuple[list[str], list[PartitionListing]]:
+    """Partition names and, per leaf directory, the snapshot's state and files."""
+    root_children = fs.list_dir(table_path)
+    names, leaves = discover_partitions(fs, table_path, root_children)
+    listings: list[PartitionListing] = []
+    children_by_leaf = ({table_path: root_children} if not names
+                        else dict(zip([p for p, _ in leaves], _list_many(fs, [p for p, _ in leaves]))))
+    for leaf_path, raw_values in leaves:
+        state = select_acid_state(fs, children_by_leaf[leaf_path], write_ids, txns,
+                                  insert_only=insert_only, partition_path=leaf_path)
+        values = tuple(unescape_partition_value(v) for v in raw_values)
+        listings.append(PartitionListing(leaf_path, values, state))
+    # list the selected ACID directories (in parallel: the cost on remote storage)
+    dirs: list[ParsedDir] = []
+    for pl in listings:
+        st = pl.state
+        dirs.extend(([st.base] if st.base else []) + st.deltas + st.delete_deltas)
+    dir_files = dict(zip([d.path for d in dirs],
+                         _list_many(fs, [d.path for d in dirs]) if dirs else []))
+    for pl in listings:
+        st = pl.state
+        for d in ([st.base] if st.base else []) + st.deltas + st.delete_deltas:
+            pl.dir_files[d.path] = dir_files[d.path]
+    return names, listings
+
+
+def data_files_of_dir(fs: FileSystem, d: ParsedDir, children: list[FileStatus],
+                      insert_only: bool) -> list[FileStatus]:
+    """Data files of a selected directory (spec §2: bucket files in deltas, all in a base)."""
+    if insert_only:
+        out: list[FileStatus] = []
+        for c in children:
+            if is_hidden(c.name):
+                continue
+            if c.is_dir:
+                out.extend(list_files_recursive(fs, c.path))
+            elif c.size > 0 or c.name.endswith(".parquet"):
+                out.append(c)
+        return sorted(out, key=lambda f: f.path)
+    files = []
+    for c in children:
+        if c.is_dir or is_hidden(c.name):
+            continue
+        if parse_bucket_file(c.name) is not None:
+            files.append(c)
+        elif not d.is_delete and not c.name.endswith("_flush_length"):
+            files.append(c)  # raw (LOAD DATA) files, or a base's plainly named files
+    return sorted(files, key=lambda f: f.path)
+
+
+def looks_like_table(fs: FileSystem, table_path: str, names: list[str],
+                     listings: list[PartitionListing], root_children: Optional[list] = None) -> bool:
+    """Whether any ACID directory, original file or layout file exists."""
+    return any(pl.state.has_acid_dirs or pl.state.original_files for pl in listings)
+
+
+def require_acid_table(table_path: str, listings: list[PartitionListing], has_layout: bool,
+                       any_acid_dir_seen: bool) -> None:
+    if has_layout or any_acid_dir_seen:
+        return
+    raise NotAnAcidTableError(
+        f"{table_path} holds no Hive ACID table: no base_*/delta_*/delete_delta_* directories. "
+        "For a plain ORC/Parquet folder use spark.read.orc / spark.read.parquet.")

@@ -1,0 +1,234 @@
+"""The planner: one listing of the table, one snapshot, picklable read tasks.
+
+Every task holds file slices (a whole file or a stripe range) plus, per slice, the delete_delta
+files that can apply to it: all delete deltas of its partition minus those that provably cannot
+(Hive's ``isQualifiedDeleteDeltaForSplit``) and minus other buckets' files.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pyarrow.orc as po
+
+from ..acid.names import ParsedDir, parse_bucket_file, parse_original_file
+from ..acid.snapshot import RangeResponse, ValidIdList
+from ..exceptions import CorruptFileError, NotAnAcidTableError
+from ..io.filesystem import FileStatus, FileSystem
+from ..io.orc import flush_length, open_orc, sniff_format
+from .listing import PartitionListing, data_files_of_dir, list_table
+
+log = logging.getLogger(__name__)
+
+# kinds of data file
+ACID = "acid"          # ACID event schema (detected again per file at read time)
+ORIGINAL = "original"  # pre-ACID file: synthetic ROW__IDs with write id 0
+RAW = "raw"            # LOAD DATA into a base/delta: synthetic ROW__IDs with the dir's write id
+INSERT_ONLY = "insert_only"
+
+
+@dataclass(frozen=True)
+class DeleteFile:
+    path: str
+    size: int
+    max_write_id: int
+    statement_id: int
+    flush_length: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """A data file, or stripes [first_stripe, end_stripe) of it."""
+
+    path: str
+    size: int
+    kind: str
+    partition_index: int
+    bucket_id: int
+    dir_min_write_id: int = 0
+    dir_max_write_id: int = 0
+    dir_statement_id: int = -1
+    check_current_write_id: bool = False  # the dir's range is not ALL valid: filter per event
+    synthetic_write_id: int = 0  # ORIGINAL / RAW
+    row_offset: int = 0  # ORIGINAL / RAW: rows of earlier files of the same bucket
+    first_stripe: int = 0
+    end_stripe: Optional[int] = None  # None: to the end
+    first_row: int = 0  # rows before first_stripe within the file
+    flush_length: Optional[int] = None
+    file_format: str = "orc"
+    deletes: tuple[DeleteFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    slices: tuple[FileSlice, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.slices)
+
+
+@dataclass
+class TablePlan:
+    table_path: str
+    partition_names: list[str]
+    partitions: list[PartitionListing]
+    slices: list[FileSlice] = field(default_factory=list)
+    schema_file: Optional[str] = None  # newest file whose schema describes the table
+    schema_file_length: Optional[int] = None
+
+    def tasks(self, split_bytes: int, min_tasks: int = 1) -> list[ReadTask]:
+        """Bin-pack slices into tasks of about ``split_bytes`` (slices stay whole)."""
+        if not self.slices:
+            return []
+        total = sum(s.size for s in self.slices)
+        target = max(1, min(split_bytes, total // max(min_tasks, 1) or 1))
+        tasks: list[ReadTask] = []
+        current: list[FileSlice] = []
+        current_size = 0
+        # keep slices of the same partition & bucket together: they share delete sets
+        for s in sorted(self.slices, key=lambda s: (s.partition_index, s.bucket_id, s.path,
+                                                    s.first_stripe)):
+            if current and current_size + s.size > target:
+                tasks.append(ReadTask(tuple(current)))
+                current, current_size = [], 0
+            current.append(s)
+            current_size += s.size
+        if current:
+            tasks.append(ReadTask(tuple(current)))
+        return tasks
+
+
+def _qualifies(dd: ParsedDir, data_min: int, data_stmt: int) -> bool:
+    """``isQualifiedDeleteDeltaForSplit``: can events in ``dd`` target rows of this data dir?"""
+    if dd.max_write_id < data_min:
+        return False
+    if dd.max_write_id == data_min:
+        return dd.stmt_for_pruning > max(data_stmt, 0)
+    return True
+
+
+def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
+               *, insert_only: bool, split_bytes: int, has_layout: bool = False) -> TablePlan:
+    names, partitions = list_table(fs, table_path, write_ids, txns, insert_only)
+    plan = TablePlan(table_path, names, partitions)
+    newest: tuple = (-2, "")
+    any_table_content = has_layout
+    for index, pl in enumerate(partitions):
+        st = pl.state
+        if st.has_acid_dirs or st.original_files or st.obsolete or st.aborted:
+            any_table_content = True
+        delete_files: list[tuple[ParsedDir, FileStatus, Optional[int]]] = []
+        for dd in st.delete_deltas:
+            for f in pl.dir_files[dd.path]:
+                if parse_bucket_file(f.name) is not None and f.size > 0:
+                    delete_files.append((dd, f, _flush(fs, dd, f)))
+                    newest = max(newest, (dd.max_write_id - 0.5, f.path))
+
+        def deletes_for(bucket: int, data_min: int, data_stmt: int) -> tuple[DeleteFile, ...]:
+            if insert_only:
+                return ()
+            return tuple(DeleteFile(f.path, f.size, dd.max_write_id, dd.statement_id, fl)
+                         for dd, f, fl in delete_files
+                         if parse_bucket_file(f.name) == bucket and _qualifies(dd, data_min, data_stmt))
+
+        data_dirs = ([st.base] if st.base else []) + st.deltas
+        for d in data_dirs:
+            files = data_files_of_dir(fs, d, pl.dir_files[d.path], insert_only)
+            data_min = 0 if d.is_base else d.min_write_id
+            check = (not d.is_base and write_ids.range_valid(d.min_write_id, d.max_write_id)
+                     is not RangeResponse.ALL)
+            raw_offsets: dict[int, int] = {}
+            for f in files:
+                if f.size == 0:
+                    continue
+                bucket = parse_bucket_file(f.name)
+                if insert_only:
+                    kind = INSERT_ONLY
+                    bucket = parse_original_file(f.name) or 0
+                elif bucket is not None:
+                    kind = ACID
+                else:
+                    kind = RAW
+                    bucket = parse_original_file(f.name)
+                    bucket = 0 if bucket is None else bucket
+                fl = _flush(fs, d, f)
+                slice_ = FileSlice(
+                    path=f.path, size=fl if fl is not None else f.size, kind=kind,
+                    partition_index=index, bucket_id=bucket,
+                    dir_min_write_id=data_min, dir_max_write_id=d.max_write_id,
+                    dir_statement_id=d.statement_id, check_current_write_id=check,
+                    synthetic_write_id=d.min_write_id if kind == RAW else 0,
+                    flush_length=fl,
+                    file_format=sniff_format(fs, f.path) if kind == INSERT_ONLY else "orc",
+                    deletes=deletes_for(bucket, data_min, d.statement_id),
+                )
+                if kind == RAW:
+                    slice_ = _with_row_offset(fs, slice_, raw_offsets)
+                plan.slices.extend(_split_by_stripes(fs, slice_, split_bytes))
+                newest = max(newest, (d.max_write_id, f.path))
+        # originals (only when no base was chosen)
+        offsets: dict[int, int] = {}
+        for f in st.original_files:
+            bucket = parse_original_file(f.name)
+            if bucket is None:
+                bucket = 0
+            slice_ = FileSlice(path=f.path, size=f.size, kind=ORIGINAL, partition_index=index,
+                               bucket_id=bucket, deletes=deletes_for(bucket, 0, -1))
+            if not st.has_acid_dirs and sniff_format(fs, f.path) != "orc":
+                raise NotAnAcidTableError(
+                    f"{f.path} is not an ORC file and {pl.path} has no ACID directories: this is "
+                    "not a Hive ACID table (for plain files use spark.read.orc/parquet/text).")
+            slice_ = _with_row_offset(fs, slice_, offsets)
+            plan.slices.extend(_split_by_stripes(fs, slice_, split_bytes))
+            newest = max(newest, (-1, f.path))
+    if not any_table_content:
+        raise NotAnAcidTableError(
+            f"{table_path} holds no Hive ACID table: no base_*/delta_*/delete_delta_* directories "
+            "and no data files. Create one with df.write.format('hiveacid').save(path), or check "
+            "the path.")
+    if newest[1]:
+        plan.schema_file = newest[1]
+    return plan
+
+
+def _flush(fs: FileSystem, d: ParsedDir, f: FileStatus) -> Optional[int]:
+    """Flush length only where Hive looks for side files: ``delta_x_y`` with x != y, no ``_v``."""
+    if d.is_base or d.min_write_id == d.max_write_id or d.visibility_txn:
+        return None
+    return flush_length(fs, f.path)
+
+
+def _with_row_offset(fs: FileSystem, s: FileSlice, offsets: dict[int, int]) -> FileSlice:
+    """Synthetic row ids continue across earlier files of the same bucket (path order)."""
+    start = offsets.get(s.bucket_id, 0)
+    nrows = open_orc(fs, s.path).nrows
+    offsets[s.bucket_id] = start + nrows
+    return FileSlice(**{**s.__dict__, "row_offset": start})
+
+
+def _split_by_stripes(fs: FileSystem, s: FileSlice, split_bytes: int) -> list[FileSlice]:
+    """Split a file larger than ``split_bytes`` into stripe ranges of about that size."""
+    if s.size <= split_bytes or s.file_format != "orc":
+        return [s]
+    import pyorc  # stripe boundaries: pyarrow does not expose them without reading
+
+    try:
+        with fs.open_input(s.path) as fh:
+            reader = pyorc.Reader(fh)
+            stripes = []
+            for i in range(reader.num_of_stripes):
+                st = reader.read_stripe(i)
+                stripes.append((st.bytes_offset, st.bytes_length, st.row_offset))
+    except Exception as e:  # noqa: BLE001 - pyorc raises several unrelated types
+        raise CorruptFileError(f"Cannot read the stripes of ORC file {s.path}: {e}") from e
+    out: list[FileSlice] = []
+    first, acc = 0, 0
+    for i, (_, length, _) in enumerate(stripes):
+        acc += length
+        if acc >= split_bytes or i == len(stripes) - 1:
+            out.append(FileSlice(**{**s.__dict__, "first_stripe": first, "end_stripe": i + 1,
+                                    "first_row": stripes[first][2], "size": acc}))
+            first, acc = i + 1, 0
+    return out

@@ -1,0 +1,287 @@
+"""Reading one task: ORC stripes -> filtered, projected Arrow record batches.
+
+Per slice: open the file, read stripe by stripe only the columns needed (ACID key columns only
+when deletes apply or ROW__IDs are requested), drop events of invalid write ids and deleted keys
+with vectorised masks, then assemble the output columns in the exact order and types the
+caller's Arrow schema asks for. Memory is bounded by a stripe, plus the delete-event set.
+"""
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable, Iterator, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..acid import bucket_codec
+from ..acid.snapshot import ValidIdList
+from ..exceptions import CorruptFileError, SchemaMismatchError
+from ..io.filesystem import FileSystem
+from ..io.orc import acid_field_names, is_acid_schema, open_orc
+from .delete_events import DeleteEventSet
+from .plan import ACID, INSERT_ONLY, DeleteFile, FileSlice, ReadTask
+
+log = logging.getLogger(__name__)
+
+ROW_ID_TYPE = pa.struct([pa.field("writeId", pa.int64()), pa.field("bucketId", pa.int32()),
+                         pa.field("rowId", pa.int64())])
+
+Predicate = Callable[[dict[str, pa.Array]], Optional[pa.Array]]
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """One output column: the row id, a data column (by table position) or a partition column."""
+
+    kind: str  # "row_id" | "data" | "partition"
+    index: int  # data: position in the table's data columns; partition: position in values
+    name: str
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """Everything an executor needs besides the task (picklable)."""
+
+    columns: tuple[OutputColumn, ...]
+    arrow_schema: pa.Schema  # exactly what Spark expects
+    data_types: tuple[pa.DataType, ...]  # table's data column types (normalised Arrow)
+    partition_values: tuple[tuple[Optional[str], ...], ...]  # per partition index
+    write_ids: ValidIdList
+    predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
+    predicate: Optional[Predicate] = None
+    stripe_filter: Optional[Callable] = None  # (file_path, stripe_stats) -> bool keep
+
+
+class _DeleteSetCache:
+    """A few delete-event sets kept per worker process: Spark reuses Python workers, and the
+    tasks of one bucket/partition share their delete files."""
+
+    def __init__(self, max_entries: int = 4):
+        self.max_entries = max_entries
+        self._sets: OrderedDict[tuple, DeleteEventSet] = OrderedDict()
+
+    def get(self, key: tuple, build: Callable[[], DeleteEventSet]) -> DeleteEventSet:
+        found = self._sets.get(key)
+        if found is not None:
+            self._sets.move_to_end(key)
+            return found
+        built = build()
+        self._sets[key] = built
+        while len(self._sets) > self.max_entries:
+            self._sets.popitem(last=False)
+        return built
+
+
+_CACHE = _DeleteSetCache()
+
+
+def load_delete_events(fs: FileSystem, deletes: Sequence[DeleteFile],
+                       write_ids: ValidIdList) -> DeleteEventSet:
+    """Read the key columns of the delete files; keep events whose currentTransaction is valid."""
+    parts = []
+    for d in deletes:
+        orc = open_orc(fs, d.path, d.flush_length)
+        if orc.nrows == 0:
+            continue
+        if not is_acid_schema(orc.schema):
+            raise CorruptFileError(f"Delete delta file {d.path} does not have the ACID event schema")
+        names = acid_field_names(orc.schema)
+        cols = [names["originalTransaction"], names["bucket"], names["rowId"],
+                names["currentTransaction"]]
+        try:
+            table = orc.read(columns=cols)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptFileError(f"Cannot read delete delta file {d.path}: {e}") from e
+        owid, bp, rid, cur = (np.asarray(table.column(i).to_numpy()) for i in range(4))
+        if not write_ids.everything_valid:
+            keep = write_ids.valid_mask(cur)
+            if not keep.all():
+                owid, bp, rid = owid[keep], bp[keep], rid[keep]
+        parts.append((owid, bp, rid))
+    return DeleteEventSet.concat_build(parts)
+
+
+def delete_set_for(fs: FileSystem, s: FileSlice, write_ids: ValidIdList) -> DeleteEventSet:
+    if not s.deletes:
+        return DeleteEventSet.empty()
+    key = (tuple((d.path, d.size, d.flush_length) for d in s.deletes), write_ids)
+    return _CACHE.get(key, lambda: load_delete_events(fs, s.deletes, write_ids))
+
+
+class TaskReader:
+    """Reads the slices of one task and yields record batches of ``spec.arrow_schema``."""
+
+    def __init__(self, fs: FileSystem, spec: ReadSpec):
+        self.fs = fs
+        self.spec = spec
+        self.needs_row_id = any(c.kind == "row_id" for c in spec.columns)
+        data_needed = {c.index for c in spec.columns if c.kind == "data"}
+        data_needed.update(spec.predicate_columns)
+        self.data_needed = sorted(data_needed)
+
+    def read(self, task: ReadTask) -> Iterator[pa.RecordBatch]:
+        for s in task.slices:
+            yield from self.read_slice(s)
+
+    # ------------------------------------------------------------------------------------------
+    def read_slice(self, s: FileSlice) -> Iterator[pa.RecordBatch]:
+        if s.file_format == "parquet":
+            yield from self._read_parquet(s)
+            return
+        orc = open_orc(self.fs, s.path, s.flush_length)
+        if orc.nrows == 0:
+            return
+        acid = is_acid_schema(orc.schema)
+        if acid:
+            names = acid_field_names(orc.schema)
+            file_cols = [f.name for f in orc.schema.field(5).type]
+        else:
+            names = {}
+            file_cols = list(orc.schema.names)
+        deletes = delete_set_for(self.fs, s, self.spec.write_ids) if s.kind != INSERT_ONLY else None
+        need_keys = acid and (self.needs_row_id or (deletes is not None and len(deletes) > 0))
+        check_cur = acid and s.check_current_write_id
+        read_cols: list[str] = []
+        if need_keys:
+            read_cols += [names["originalTransaction"], names["bucket"], names["rowId"]]
+        if check_cur:
+            read_cols.append(names["currentTransaction"])
+        present = [i for i in self.data_needed if i < len(file_cols)]
+        nested_ok = all("." not in file_cols[i] for i in present)
+        if acid:
+            if present:
+                read_cols += ([f"{names['row']}.{file_cols[i]}" for i in present] if nested_ok
+                              else [names["row"]])
+        else:
+            read_cols += [file_cols[i] for i in present]
+        if not read_cols:  # e.g. count(*) without deletes: read the cheapest column
+            read_cols = [names["operation"]] if acid else [file_cols[0]]
+        end = s.end_stripe if s.end_stripe is not None else orc.nstripes
+        row_base = s.first_row
+        for stripe in range(s.first_stripe, end):
+            try:
+                batch = orc.read_stripe(stripe, columns=read_cols)
+            except (pa.ArrowInvalid, OSError) as e:
+                raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
+            n = batch.num_rows
+            if n == 0:
+                continue
+            out = self._assemble(s, batch, acid, names, file_cols, present, need_keys, check_cur,
+                                 deletes, row_base)
+            row_base += n
+            if out is not None and out.num_rows:
+                yield out
+
+    def _assemble(self, s: FileSlice, batch: pa.RecordBatch, acid: bool, names: dict,
+                  file_cols: list[str], present: list[int], need_keys: bool, check_cur: bool,
+                  deletes: Optional[DeleteEventSet], row_base: int) -> Optional[pa.RecordBatch]:
+        n = batch.num_rows
+        mask: Optional[np.ndarray] = None
+        # --- keys and validity ----------------------------------------------------------------
+        owid = bp = rid = None
+        if acid and need_keys:
+            owid = batch.column(names["originalTransaction"]).to_numpy()
+            bp = batch.column(names["bucket"]).to_numpy()
+            rid = batch.column(names["rowId"]).to_numpy()
+        elif not acid and s.kind != INSERT_ONLY and (self.needs_row_id or (deletes is not None and len(deletes))):
+            owid = np.full(n, s.synthetic_write_id, dtype=np.int64)
+            bp = np.full(n, bucket_codec.encode(s.bucket_id, s.dir_statement_id)
+                         if s.kind != ACID else bucket_codec.encode(s.bucket_id, 0), dtype=np.int32)
+            rid = np.arange(s.row_offset + row_base, s.row_offset + row_base + n, dtype=np.int64)
+        if check_cur:
+            cur = batch.column(names["currentTransaction"]).to_numpy()
+            valid = self.spec.write_ids.valid_mask(cur)
+            if not valid.all():
+                mask = valid
+        if deletes is not None and owid is not None:
+            deleted = deletes.deleted_mask(owid, bp, rid)
+            if deleted is not None:
+                mask = ~deleted if mask is None else (mask & ~deleted)
+        # --- data columns -------------------------------------------------------------------
+        data: dict[int, pa.Array] = {}
+        if acid and present:
+            row = batch.column(names["row"])
+            if row.null_count:
+                row = _struct_with_parent_nulls(row)
+            for i in present:
+                child = row.field(file_cols[i])
+                data[i] = self._conform(child, i, s)
+        else:
+            for i in present:
+                data[i] = self._conform(batch.column(file_cols[i]), i, s)
+        for i in self.data_needed:
+            if i not in data:  # file written before the column was added
+                data[i] = pa.nulls(n, self.spec.data_types[i])
+        if self.spec.predicate is not None:
+            pred = self.spec.predicate(data)
+            if pred is not None:
+                keep = pc.fill_null(pred, False).to_numpy(zero_copy_only=False)
+                mask = keep if mask is None else (mask & keep)
+        # --- output ---------------------------------------------------------------------------
+        arrays = []
+        for col, field in zip(self.spec.columns, self.spec.arrow_schema):
+            if col.kind == "data":
+                arr = data[col.index]
+            elif col.kind == "partition":
+                arr = _constant(self.spec.partition_values[s.partition_index][col.index], field.type, n)
+            else:
+                if owid is None:  # insert-only tables have no ROW__ID
+                    arr = pa.nulls(n, ROW_ID_TYPE)
+                else:
+                    arr = pa.StructArray.from_arrays(
+                        [pa.array(owid, pa.int64()), pa.array(bp, pa.int32()), pa.array(rid, pa.int64())],
+                        fields=list(ROW_ID_TYPE))
+            if not arr.type.equals(field.type):
+                arr = arr.cast(field.type)
+            arrays.append(arr)
+        out = pa.RecordBatch.from_arrays(arrays, schema=self.spec.arrow_schema)
+        if mask is not None:
+            if not mask.any():
+                return None
+            out = out.filter(pa.array(mask))
+        return out
+
+    def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
+        """Cast a file column to the table's type (schema evolution: widening only)."""
+        target = self.spec.data_types[i]
+        if arr.type.equals(target):
+            return arr
+        try:
+            if pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(target):
+                return arr.cast(target, safe=False)  # Hive's nanoseconds -> Spark's microseconds
+            return arr.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise SchemaMismatchError(
+                f"Column #{i + 1} has type {arr.type} in {s.path} but {target} in the table: "
+                f"cannot reconcile ({e}). Read the other columns with option 'columns'.") from e
+
+    def _read_parquet(self, s: FileSlice) -> Iterator[pa.RecordBatch]:
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(self.fs.open_input(s.path))
+        except (pa.ArrowInvalid, OSError) as e:
+            raise CorruptFileError(f"Cannot read Parquet file {s.path}: {e}") from e
+        file_cols = pf.schema_arrow.names
+        present = [i for i in self.data_needed if i < len(file_cols)]
+        cols = [file_cols[i] for i in present] or file_cols[:1]
+        for batch in pf.iter_batches(columns=cols):
+            out = self._assemble(s, batch, False, {}, file_cols, present, False, False, None, 0)
+            if out is not None and out.num_rows:
+                yield out
+
+
+def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:
+    """Children of a struct with null parents: push the parent's nulls down (flatten does)."""
+    fields = row.flatten()
+    return pa.StructArray.from_arrays(fields, fields=list(row.type))
+
+
+def _constant(value: Optional[object], typ: pa.DataType, n: int) -> pa.Array:
+    if value is None:
+        return pa.nulls(n, typ)
+    single = pa.array([value], pa.string()).cast(typ)
+    return single.take(pa.array(np.zeros(n, dtype=np.int32)))
