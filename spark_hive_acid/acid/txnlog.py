@@ -1,0 +1,427 @@
+"""A path-mode transaction log: write ids, commit order and snapshots without a metastore.
+
+Layout (a hidden directory at the table root, ignored by Hive, Trino and our reader)::
+
+    _hiveacid_txnlog/
+      writeids/<W:019d>.json     allocation of write id W (created exclusively), states "open"
+      events/<seq:019d>.json     terminal records (committed / aborted) in one total order
+      heartbeats/<W:019d>        last sign of life of W's writer (overwritten, best effort)
+      intents/<W:019d>.json      table directories W's commit is about to create (for cleanup)
+
+The only atomic primitive used is :meth:`FileSystem.create_exclusive`:
+
+* **Allocation.** ``W = 1 + max(ids in writeids/)``; the first allocation on a table also scans the
+  ``base_*/delta_*`` names already there, so tables Hive wrote can be appended to. Two writers that
+  pick the same W race on ``writeids/W.json``; the loser tries ``W+1``.
+* **Commit / abort.** A writer reads the latest event ``n`` and exclusively creates ``n+1``. Each
+  event carries the *cumulative* state (terminated id ranges, aborted ids), so a reader needs one
+  listing of ``writeids/``, one of ``events/`` and one small file. Because all terminal records go
+  through this chain, "first committer wins" is exact: a committer checks conflicts against every
+  event after its own snapshot, and if someone slipped in first its exclusive create fails and it
+  checks again.
+* **Snapshot.** High watermark = the largest allocated id; allocated ids that are not terminated are
+  *open*, and aborted ids are *aborted*; both are exceptions. Directories renamed into the table
+  before the commit record exists therefore stay invisible, and so does anything a killed writer
+  left behind. Ids that are not in the log (below the first allocated one, written by Hive) are
+  committed.
+
+Stale writers: a write id that shows no sign of life (allocation time, heartbeat) for longer than its
+timeout is aborted by the next writer (:func:`abort_stale`), which also removes its staging files and
+any directories it had begun to rename into the table.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from ..exceptions import CommitConflictError, CorruptFileError, StorageError, TableNotFoundError
+from ..io.filesystem import FileSystem
+from .names import is_hidden, parse_acid_dir
+from .snapshot import ValidIdList
+
+log = logging.getLogger(__name__)
+
+LOG_DIR = "_hiveacid_txnlog"
+STAGING_DIR = "_hiveacid_staging"
+_WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS = "writeids", "events", "heartbeats", "intents"
+
+COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
+DML_OPERATIONS = frozenset({"delete", "update", "merge"})
+DEFAULT_TIMEOUT_S = 3600.0
+#: An event file still unreadable after this long belongs to a writer that died mid-write.
+VOID_EVENT_AFTER_S = 30.0
+_MAX_RETRIES = 10_000
+
+
+# --- state ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LogState:
+    """What the log says at one point of its event chain."""
+
+    allocated: frozenset[int] = frozenset()
+    seq: int = 0  # the event the terminal states come from (0: none yet)
+    terminated: tuple[tuple[int, int], ...] = ()  # sorted, merged inclusive ranges
+    aborted: frozenset[int] = frozenset()
+
+    @property
+    def high_watermark(self) -> int:
+        return max(self.allocated, default=0)
+
+    def is_terminated(self, w: int) -> bool:
+        return any(lo <= w <= hi for lo, hi in self.terminated)
+
+    def state_of(self, w: int) -> str:
+        if w in self.aborted:
+            return ABORTED
+        if self.is_terminated(w):
+            return COMMITTED
+        return OPEN if w in self.allocated else COMMITTED
+
+    @property
+    def open_ids(self) -> list[int]:
+        return sorted(w for w in self.allocated if not self.is_terminated(w))
+
+    def snapshot(self, table_name: str = "") -> Optional[ValidIdList]:
+        if not self.allocated:
+            return None
+        return ValidIdList.of(self.high_watermark, self.open_ids,
+                              sorted(w for w in self.aborted if w <= self.high_watermark),
+                              table_name=table_name)
+
+
+@dataclass
+class Transaction:
+    """An open write id of this process."""
+
+    table_path: str
+    write_id: int
+    operation: str
+    snapshot: Optional[ValidIdList]  # None: everything present was committed
+    snapshot_seq: int
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    started_at: float = field(default_factory=time.time)
+
+    @property
+    def snapshot_string(self) -> str:
+        """The ``validWriteIds`` option string that reads exactly this transaction's snapshot."""
+        snap = self.snapshot or ValidIdList.of(self.write_id - 1)
+        return snap.to_string()
+
+
+def _merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return tuple((a, b) for a, b in out)
+
+
+# --- paths ---------------------------------------------------------------------------------------
+def log_dir(fs: FileSystem, table_path: str) -> str:
+    return fs.join(table_path, LOG_DIR)
+
+
+def staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
+    """Where the tasks of write id W stage their files (hidden: never read as table data)."""
+    return fs.join(table_path, STAGING_DIR, f"{write_id:019d}")
+
+
+def _sub(fs: FileSystem, table_path: str, kind: str, name: str = "") -> str:
+    base = fs.join(log_dir(fs, table_path), kind)
+    return fs.join(base, name) if name else base
+
+
+def _numbered(fs: FileSystem, path: str, suffix: str) -> list[int]:
+    try:
+        children = fs.list_dir(path)
+    except TableNotFoundError:
+        return []
+    out = []
+    for c in children:
+        stem = c.name[: -len(suffix)] if suffix and c.name.endswith(suffix) else c.name
+        if stem.isdigit() and (not suffix or c.name.endswith(suffix)):
+            out.append(int(stem))
+    return sorted(out)
+
+
+def _read_json(fs: FileSystem, path: str) -> Optional[dict]:
+    try:
+        data = fs.read_bytes(path)
+        return json.loads(data.decode("utf-8")) if data else None
+    except (ValueError, UnicodeDecodeError, StorageError):
+        return None
+
+
+# --- reading ---------------------------------------------------------------------------------------
+def _latest_event(fs: FileSystem, table_path: str, seqs: Sequence[int],
+                  wait_s: float = 1.0) -> tuple[int, Optional[dict]]:
+    """The latest readable event. An unreadable last event is being written right now: wait a
+    little, then fall back to the one before (an older but consistent state)."""
+    for seq in reversed(seqs):
+        path = _sub(fs, table_path, _EVENTS, f"{seq:019d}.json")
+        deadline = time.time() + wait_s
+        while True:
+            ev = _read_json(fs, path)
+            if ev is not None and "cumulative" in ev:
+                return seq, ev
+            if time.time() >= deadline:
+                break
+            time.sleep(0.01)
+        log.warning("Transaction log event %s is unreadable; using the one before it", path)
+        wait_s = 0.0
+    return 0, None
+
+
+def load_state(fs: FileSystem, table_path: str) -> Optional[LogState]:
+    """The log's current state, or None when the table has no transaction log."""
+    if not fs.exists(log_dir(fs, table_path)):
+        return None
+    allocated = frozenset(_numbered(fs, _sub(fs, table_path, _WRITEIDS), ".json"))
+    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+    seq, ev = _latest_event(fs, table_path, seqs)
+    if ev is None:
+        return LogState(allocated=allocated)
+    cum = ev["cumulative"]
+    return LogState(allocated=allocated, seq=seq,
+                    terminated=_merge_ranges(tuple(r) for r in cum.get("terminated", [])),
+                    aborted=frozenset(int(a) for a in cum.get("aborted", [])))
+
+
+def read_snapshot(fs: FileSystem, table_path: str) -> Optional[ValidIdList]:
+    """The committed snapshot of a path-mode table: open (uncommitted) and aborted write ids are
+    exceptions. None when the table has no log, i.e. everything present is committed."""
+    state = load_state(fs, table_path)
+    return None if state is None else state.snapshot()
+
+
+def read_events(fs: FileSystem, table_path: str, after_seq: int = 0) -> list[dict]:
+    """Every readable terminal record with seq > ``after_seq``, in commit order."""
+    out = []
+    for seq in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json"):
+        if seq <= after_seq:
+            continue
+        ev = _read_json(fs, _sub(fs, table_path, _EVENTS, f"{seq:019d}.json"))
+        if ev is not None:
+            out.append(ev)
+    return out
+
+
+def history(fs: FileSystem, table_path: str) -> list[dict]:
+    """One entry per write id in the log (newest first): state, operation, partitions, metrics."""
+    state = load_state(fs, table_path)
+    if state is None:
+        return []
+    by_id: dict[int, dict] = {}
+    for w in state.allocated:
+        rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
+        by_id[w] = {"writeId": w, "state": state.state_of(w), "operation": rec.get("operation"),
+                    "startedAt": rec.get("startedAt"), "finishedAt": None, "partitions": [],
+                    "metrics": {}, "reason": None}
+    for ev in read_events(fs, table_path):
+        if ev["seq"] > state.seq:
+            continue
+        entry = by_id.setdefault(ev["writeId"], {"writeId": ev["writeId"]})
+        entry.update({"finishedAt": ev.get("time"), "partitions": ev.get("partitions", []),
+                      "metrics": ev.get("metrics", {}), "reason": ev.get("reason"),
+                      "operation": ev.get("operation") or entry.get("operation")})
+    return sorted(by_id.values(), key=lambda e: -e["writeId"])
+
+
+# --- allocation ------------------------------------------------------------------------------------
+def max_write_id_in_dirs(fs: FileSystem, table_path: str, depth_limit: int = 16) -> int:
+    """The largest write id named by any base/delta/delete_delta directory below the table."""
+    best = 0
+    stack = [(table_path, 0)]
+    while stack:
+        path, depth = stack.pop()
+        try:
+            children = fs.list_dir(path)
+        except TableNotFoundError:
+            continue
+        for c in children:
+            if not c.is_dir or is_hidden(c.name):
+                continue
+            parsed = parse_acid_dir(c.name)
+            if parsed is not None:
+                best = max(best, parsed.max_write_id)
+            elif "=" in c.name and depth < depth_limit:
+                stack.append((c.path, depth + 1))
+    return best
+
+
+def begin(fs: FileSystem, table_path: str, operation: str, *,
+          timeout_s: float = DEFAULT_TIMEOUT_S) -> Transaction:
+    """Allocate a new write id and record it as open; also aborts stale open ids."""
+    for kind in (_WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS):
+        fs.mkdirs(_sub(fs, table_path, kind))
+    try:
+        abort_stale(fs, table_path)
+    except Exception as e:  # never let housekeeping fail a write
+        log.warning("Could not abort stale transactions of %s: %s", table_path, e)
+    state = load_state(fs, table_path) or LogState()
+    candidate = state.high_watermark + 1
+    if not state.allocated:
+        candidate = max(candidate, max_write_id_in_dirs(fs, table_path) + 1)
+    record = {"operation": operation, "startedAt": time.time(), "timeoutSeconds": timeout_s,
+              "host": socket.gethostname(), "pid": os.getpid(), "snapshotSeq": state.seq}
+    for _ in range(_MAX_RETRIES):
+        record["writeId"] = candidate
+        path = _sub(fs, table_path, _WRITEIDS, f"{candidate:019d}.json")
+        if fs.create_exclusive(path, json.dumps(record).encode("utf-8")):
+            log.info("Allocated write id %d (%s) on %s", candidate, operation, table_path)
+            snap = state.snapshot()
+            return Transaction(table_path, candidate, operation, snap, state.seq, timeout_s,
+                               record["startedAt"])
+        candidate += 1
+    raise StorageError(f"Could not allocate a write id in {log_dir(fs, table_path)}")
+
+
+def heartbeat(fs: FileSystem, table_path: str, write_id: int) -> None:
+    """Tell other writers that W is alive (best effort, never raises)."""
+    try:
+        fs.write_bytes(_sub(fs, table_path, _HEARTBEATS, f"{write_id:019d}"),
+                       repr(time.time()).encode("ascii"))
+    except Exception as e:  # noqa: BLE001 - a missed heartbeat must not fail a task
+        log.debug("Heartbeat of write id %d failed: %s", write_id, e)
+
+
+def record_intent(fs: FileSystem, table_path: str, write_id: int, dirs: Sequence[str]) -> None:
+    """Remember the table directories W is about to create, so an abort can remove them."""
+    fs.write_bytes(_sub(fs, table_path, _INTENTS, f"{write_id:019d}.json"),
+                   json.dumps({"writeId": write_id, "dirs": list(dirs)}).encode("utf-8"))
+
+
+# --- terminal records ------------------------------------------------------------------------------
+def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: str,
+                  payload: dict, check=None) -> int:
+    """Append a terminal record for W to the event chain; returns its seq.
+
+    ``check(events_since_snapshot)`` runs before every attempt and may raise to refuse the record.
+    Raises CommitConflictError if W already has a terminal record of the other kind.
+    """
+    for _ in range(_MAX_RETRIES):
+        seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+        seq, ev = _latest_event(fs, table_path, seqs, wait_s=VOID_EVENT_AFTER_S)
+        skipped = [s for s in seqs if s > seq]
+        nxt = (max(seqs) if seqs else 0) + 1
+        if skipped:
+            log.warning("Treating unreadable transaction log events %s of %s as void", skipped,
+                        table_path)
+        cum = ev["cumulative"] if ev else {"terminated": [], "aborted": []}
+        terminated = _merge_ranges(tuple(r) for r in cum["terminated"])
+        aborted = set(int(a) for a in cum["aborted"])
+        if any(lo <= write_id <= hi for lo, hi in terminated):
+            was = ABORTED if write_id in aborted else COMMITTED
+            if was == state_name:
+                return seq
+            raise CommitConflictError(
+                f"Write id {write_id} of {table_path} was already {was} "
+                + ("(its writer was idle longer than its timeout and another writer aborted it); "
+                   "nothing was committed, run the job again" if was == ABORTED else
+                   "and cannot be aborted now"))
+        if check is not None:
+            check(seq)
+        if state_name == ABORTED:
+            aborted.add(write_id)
+        record = dict(payload, seq=nxt, writeId=write_id, state=state_name, time=time.time(),
+                      cumulative={"terminated": [list(r) for r in
+                                                 _merge_ranges(terminated + ((write_id, write_id),))],
+                                  "aborted": sorted(aborted)})
+        path = _sub(fs, table_path, _EVENTS, f"{nxt:019d}.json")
+        if fs.create_exclusive(path, json.dumps(record).encode("utf-8")):
+            return nxt
+    raise StorageError(f"Could not append to the transaction log of {table_path}")
+
+
+def commit(fs: FileSystem, txn: Transaction, *, partitions: Sequence[str] = (),
+           dml_partitions: Sequence[str] = (), metrics: Optional[dict] = None) -> int:
+    """Commit W. ``dml_partitions`` are the partitions where W deletes rows: if another DELETE,
+    UPDATE or MERGE that W's snapshot did not see committed deletes in one of them first, this raises
+    CommitConflictError and W is aborted instead (Hive's write-set check)."""
+    table = txn.table_path
+    conflict_set = set(dml_partitions)
+
+    def check(latest_seq: int) -> None:
+        if not conflict_set:
+            return
+        for ev in read_events(fs, table, after_seq=txn.snapshot_seq):
+            if ev["seq"] > latest_seq or ev.get("state") != COMMITTED:
+                continue
+            if txn.snapshot is not None and txn.snapshot.is_valid(ev["writeId"]):
+                continue
+            overlap = conflict_set & set(ev.get("dmlPartitions", []))
+            if overlap:
+                raise CommitConflictError(
+                    f"Write id {txn.write_id} ({txn.operation}) on {table} conflicts with write id "
+                    f"{ev['writeId']} ({ev.get('operation')}), which changed rows of the same "
+                    f"partition(s) {sorted(overlap)[:5]} and committed first. Nothing was written; "
+                    "run the operation again.")
+
+    payload = {"operation": txn.operation, "partitions": sorted(set(partitions)),
+               "dmlPartitions": sorted(conflict_set), "metrics": metrics or {}}
+    try:
+        seq = _append_event(fs, table, txn.write_id, COMMITTED, payload, check)
+    except CommitConflictError:
+        abort(fs, txn.table_path, txn.write_id, "commit conflict")
+        raise
+    log.info("Committed write id %d (%s) on %s", txn.write_id, txn.operation, table)
+    return seq
+
+
+def abort(fs: FileSystem, table_path: str, write_id: int, reason: str = "") -> None:
+    """Mark W aborted (idempotent) and remove what it staged or began to publish."""
+    try:
+        _append_event(fs, table_path, write_id, ABORTED, {"reason": reason})
+    except CommitConflictError:
+        log.warning("Write id %d of %s had already committed; not aborting", write_id, table_path)
+        return
+    cleanup(fs, table_path, write_id)
+    log.info("Aborted write id %d on %s (%s)", write_id, table_path, reason)
+
+
+def cleanup(fs: FileSystem, table_path: str, write_id: int, *, published: bool = True) -> None:
+    """Delete W's staging directory and (for aborted ids) the table directories it created."""
+    fs.delete(staging_dir(fs, table_path, write_id), recursive=True)
+    intent = _sub(fs, table_path, _INTENTS, f"{write_id:019d}.json")
+    rec = _read_json(fs, intent)
+    if published and rec:
+        for d in rec.get("dirs", []):
+            fs.delete(d, recursive=True)
+    fs.delete(intent)
+    fs.delete(_sub(fs, table_path, _HEARTBEATS, f"{write_id:019d}"))
+
+
+def _last_sign_of_life(fs: FileSystem, table_path: str, w: int) -> tuple[float, float]:
+    rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
+    last = float(rec.get("startedAt", 0.0))
+    timeout = float(rec.get("timeoutSeconds", DEFAULT_TIMEOUT_S))
+    try:
+        last = max(last, float(fs.read_bytes(_sub(fs, table_path, _HEARTBEATS, f"{w:019d}"))))
+    except (StorageError, ValueError, OSError):
+        pass
+    return last, timeout
+
+
+def abort_stale(fs: FileSystem, table_path: str, now: Optional[float] = None,
+                timeout_s: Optional[float] = None) -> list[int]:
+    """Abort open write ids whose writer showed no sign of life for longer than its timeout
+    (``timeout_s`` overrides each id's own). Returns the aborted ids."""
+    state = load_state(fs, table_path)
+    if state is None:
+        return []
+    now = time.time() if now is None else now
+    out = []
+    for w in state.open_ids:
+        last, timeout = _last_sign_of_life(fs, table_path, w)
+        if now - last > (timeout if timeout_s is None else timeout_s):
+            log.warning("Aborting stale write id %d of %s (idle %.0f s)", w, table_path, now - last)
+            abort(fs, table_path, w, "stale: writer idle longer than its timeout")
+            out.append(w)
+    return out

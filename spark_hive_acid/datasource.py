@@ -1,0 +1,150 @@
+"""The thin Spark glue: the ``hiveacid`` Python Data Source (reader and writer)."""
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Iterator, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
+from pyspark.sql.types import StructField, StructType
+
+log = logging.getLogger(__name__)
+
+FORMAT_NAME = "hiveacid"
+
+
+class HiveAcidPartition(InputPartition):
+    """One Spark task: a picklable ReadTask."""
+
+    def __init__(self, task):
+        super().__init__(task)
+        self.task = task
+
+
+def _spark_schema(columns) -> StructType:
+    return StructType([StructField(c.name, from_arrow_type(c.type), True) for c in columns])
+
+
+def _pushdown_enabled() -> bool:
+    """Whether Spark enabled filter pushdown for this planning call.
+
+    PySpark 4.3 refuses a reader that implements ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is false, but does not tell the data source the
+    setting. The planning worker holds it in a local variable of its caller's frame; if it cannot
+    be found (another PySpark version) pushdown is simply not offered, which is always correct.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        value = frame.f_locals.get("enable_pushdown")
+        if isinstance(value, bool):
+            return value
+        frame = frame.f_back
+    return False
+
+
+class HiveAcidDataSource(DataSource):
+    """``spark.read.format("hiveacid")`` and ``df.write.format("hiveacid")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def _scan(self):
+        from .read.scan import TableScan
+
+        scan = getattr(self, "_cached_scan", None)
+        if scan is None:
+            scan = TableScan(dict(self.options))
+            self._cached_scan = scan
+        return scan
+
+    def schema(self) -> StructType:
+        scan = self._scan()
+        return _spark_schema(scan.default_columns())
+
+    def reader(self, schema: StructType) -> "DataSourceReader":
+        scan = self._scan()
+        if _pushdown_enabled():
+            return HiveAcidPushdownReader(scan, schema)
+        return HiveAcidReader(scan, schema)
+
+    def writer(self, schema: StructType, overwrite: bool):
+        from .write.spark_writer import create_writer
+
+        return create_writer({k.lower(): v for k, v in self.options.items()}, schema, overwrite)
+
+
+class HiveAcidReader(DataSourceReader):
+    def __init__(self, scan, schema: StructType):
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.scan = scan
+        self.fs = scan.fs
+        self.conds: list = []
+        self._make_spec()
+
+    def _make_spec(self) -> None:
+        """The executors' read spec. Built eagerly: Spark pickles the reader for the executors
+        before (or independently of) calling partitions()."""
+        from .read.pushdown import DataPredicate
+
+        part_names = {c.name.lower() for c in self.scan.partition_columns}
+        data_idx = tuple((c.name.lower(), i) for i, c in enumerate(self.scan.data_columns))
+        data_conds = tuple(c for c in self.conds if c.column not in part_names)
+        predicate = DataPredicate(data_conds, data_idx) if data_conds else None
+        self.spec = self.scan.read_spec(self.arrow_schema, predicate,
+                                        predicate.column_indexes if predicate else ())
+
+    def partitions(self) -> list[InputPartition]:
+        from .read.pushdown import evaluate_all
+
+        plan = self.scan.plan
+        part_names = {c.name.lower(): i for i, c in enumerate(self.scan.partition_columns)}
+        part_conds = [c for c in self.conds if c.column in part_names]
+        keep = None
+        if part_conds and plan.partitions:
+            cols = {}
+            for name, i in part_names.items():
+                typ = self.scan.partition_columns[i].type
+                cols[name] = pa.array([p.values[i] for p in plan.partitions], pa.string()).cast(typ)
+            mask = evaluate_all(part_conds, cols)
+            keep = {i for i, v in enumerate(mask.to_pylist()) if v}
+        tasks = self.scan.tasks()
+        if keep is not None:
+            tasks = [t for t in (self._prune(t, keep) for t in tasks) if t is not None]
+        return [HiveAcidPartition(t) for t in tasks]
+
+    @staticmethod
+    def _prune(task, keep):
+        from .read.plan import ReadTask
+
+        slices = tuple(s for s in task.slices if s.partition_index in keep)
+        return ReadTask(slices) if slices else None
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from .read.reader import TaskReader
+
+        task = getattr(partition, "task", None)
+        if task is None:  # Spark turns an empty partition list into [InputPartition(None)]
+            return iter(())
+        return TaskReader(self.fs, self.spec).read(task)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("scan", None)  # executors need only the spec, the fs and their task
+        return state
+
+
+class HiveAcidPushdownReader(HiveAcidReader):
+    def pushFilters(self, filters):
+        from .read.pushdown import compile_filter
+
+        types = {c.name.lower(): c.type for c in self.scan.data_columns + self.scan.partition_columns}
+        for f in filters:
+            cond = compile_filter(f, types)
+            if cond is None:
+                yield f
+            else:
+                self.conds.append(cond)
+        self._make_spec()

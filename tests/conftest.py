@@ -1,0 +1,51 @@
+"""Shared fixtures: one SparkSession per test session, corpus copies in temp dirs."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+# Spark's Python workers must run this interpreter (the venv's), not the system Python.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("spark-hive-acid-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+        .config("spark.sql.warehouse.dir", str(ROOT / ".build" / "spark-warehouse"))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def corpus_copy(tmp_path):
+    """Copy a corpus table into a temp dir (never write into shared/) and return its path."""
+
+    def copy(name: str) -> str:
+        src = CORPUS / name
+        if not src.exists():
+            pytest.fail(f"corpus table {src} is missing: ../shared/corpus must sit beside the repo")
+        dst = tmp_path / name
+        shutil.copytree(src, dst)
+        return str(dst)
+
+    return copy
