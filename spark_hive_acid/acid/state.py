@@ -29,6 +29,7 @@ class AcidState:
     original_files: list[FileStatus] = field(default_factory=list)  # sorted by path; no base only
     obsolete: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
+    all_acid_dirs: list[ParsedDir] = field(default_factory=list)  # every one, visible or not
 
     @property
     def has_acid_dirs(self) -> bool:
@@ -115,6 +116,7 @@ def select_acid_state(
         if parsed is None:
             original_dirs.append(child)
             continue
+        state.all_acid_dirs.append(parsed)
         if not _dir_usable(parsed, txns, state):
             continue
         if parsed.is_base:

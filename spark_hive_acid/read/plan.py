@@ -117,7 +117,7 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     any_table_content = has_layout
     for index, pl in enumerate(partitions):
         st = pl.state
-        if st.has_acid_dirs or st.original_files or st.obsolete or st.aborted:
+        if st.all_acid_dirs or st.original_files:
             any_table_content = True
         delete_files: list[tuple[ParsedDir, FileStatus, Optional[int]]] = []
         for dd in st.delete_deltas:
@@ -190,7 +190,19 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
             "the path.")
     if newest[1]:
         plan.schema_file = newest[1]
+    else:  # nothing visible: the schema still comes from the newest file of any directory
+        plan.schema_file = _newest_file_anywhere(fs, partitions)
     return plan
+
+
+def _newest_file_anywhere(fs: FileSystem, partitions: list[PartitionListing]) -> Optional[str]:
+    dirs = sorted((d for pl in partitions for d in pl.state.all_acid_dirs),
+                  key=lambda d: (d.max_write_id, not d.is_delete, d.path), reverse=True)
+    for d in dirs:
+        files = [f for f in fs.list_dir(d.path) if parse_bucket_file(f.name) is not None and f.size > 0]
+        if files:
+            return sorted(files, key=lambda f: f.path)[0].path
+    return None
 
 
 def _flush(fs: FileSystem, d: ParsedDir, f: FileStatus) -> Optional[int]:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..acid import bucket_codec
 from ..acid.snapshot import ValidIdList
+from ..acid.types import normalize_read_type
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..io.orc import acid_field_names, is_acid_schema, open_orc
@@ -164,7 +165,11 @@ class TaskReader:
         for stripe in range(s.first_stripe, end):
             try:
                 batch = orc.read_stripe(stripe, columns=read_cols)
-            except (pa.ArrowInvalid, OSError) as e:
+            except pa.ArrowInvalid as e:
+                if "out of range for nanosecond" not in str(e):
+                    raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
+                batch = read_stripe_microseconds(self.fs, s, stripe, orc.schema)
+            except OSError as e:
                 raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
             n = batch.num_rows
             if n == 0:
@@ -272,6 +277,42 @@ class TaskReader:
             out = self._assemble(s, batch, False, {}, file_cols, present, False, False, None, 0)
             if out is not None and out.num_rows:
                 yield out
+
+
+class _MicrosConverter:
+    """pyorc converter: ORC timestamps as integer microseconds (no datetime range limits)."""
+
+    @staticmethod
+    def from_orc(seconds: int, nanoseconds: int, timezone) -> int:
+        return seconds * 1_000_000 + nanoseconds // 1000
+
+    @staticmethod
+    def to_orc(obj, timezone):  # pragma: no cover - never written through this converter
+        raise NotImplementedError
+
+
+def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
+                             schema: pa.Schema) -> pa.RecordBatch:
+    """Slow path for stripes with timestamps outside pyarrow's nanosecond range (before 1677 or
+    after 2262): decode the stripe with pyorc, timestamps as microseconds. Rare (historic data),
+    so a per-row decode is acceptable here and only here."""
+    import pyorc
+
+    target = pa.schema([pa.field(f.name, normalize_read_type(f.type, f.name)) for f in schema])
+    with s_open(fs, s) as fh:
+        reader = pyorc.Reader(fh, struct_repr=pyorc.StructRepr.DICT,
+                              converters={pyorc.TypeKind.TIMESTAMP: _MicrosConverter})
+        rows = list(reader.read_stripe(stripe))
+    return pa.RecordBatch.from_pylist(rows, schema=target)
+
+
+def s_open(fs: FileSystem, s: FileSlice):
+    if s.flush_length is None:
+        return fs.open_input(s.path)
+    import io
+
+    with fs.open_input(s.path) as f:
+        return io.BytesIO(f.read(s.flush_length))
 
 
 def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:

@@ -1,0 +1,276 @@
+"""The connector's FileSystem over a ``pyarrow.fs.FileSystem``: object stores and libhdfs.
+
+:class:`ArrowFileSystem` serves ``s3://`` (and ``s3a://``), ``gs://`` and ``abfs://`` paths for
+reading, and ``hdfs://`` through pyarrow's ``HadoopFileSystem`` (libhdfs, JNI) when the machine has
+a Hadoop client. Object stores have no atomic rename: there ``supports_atomic_rename()`` is False
+and :meth:`ArrowFileSystem.rename` / :meth:`ArrowFileSystem.create_exclusive` refuse with a
+StorageError (path-mode writes commit by renaming; use the metastore mode).
+
+Pickling: pyarrow file systems pickle by their options; libhdfs connections are described by a
+:class:`HadoopConnector` and opened on first use.
+"""
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import posixpath
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable, Optional, Union
+
+from ..exceptions import StorageError, TableNotFoundError
+from .filesystem import FileStatus, FileSystem
+
+_log = logging.getLogger(__name__)
+
+OBJECT_STORE_WRITE_REFUSAL = (
+    "object stores have no atomic rename, so path-mode writes (which commit by renaming a staged "
+    "directory and take locks with create-if-absent) are refused on {scheme}:// paths; write through "
+    "the metastore mode instead (see docs/storage.md)")
+
+
+@dataclass(frozen=True)
+class HadoopConnector:
+    """Arguments of ``pyarrow.fs.HadoopFileSystem``; calling it connects (libhdfs, JNI)."""
+
+    host: str
+    port: int = 8020
+    user: Optional[str] = None
+    kerb_ticket: Optional[str] = None
+    extra_conf: tuple[tuple[str, str], ...] = field(default=())
+
+    def __call__(self):
+        from pyarrow import fs as pafs
+
+        return pafs.HadoopFileSystem(self.host, self.port, user=self.user,
+                                     kerb_ticket=self.kerb_ticket,
+                                     extra_conf=dict(self.extra_conf) or None)
+
+
+def libhdfs_available() -> bool:
+    """True when pyarrow could load libhdfs: ``libhdfs.so`` under ARROW_LIBHDFS_DIR or
+    HADOOP_HOME, and a JVM (JAVA_HOME)."""
+    dirs = []
+    if os.environ.get("ARROW_LIBHDFS_DIR"):
+        dirs.append(os.environ["ARROW_LIBHDFS_DIR"])
+    home = os.environ.get("HADOOP_HOME")
+    if home:
+        dirs += [os.path.join(home, "lib", "native"), os.path.join(home, "lib")]
+    found = any(glob.glob(os.path.join(d, "libhdfs.so*")) or glob.glob(os.path.join(d, "libhdfs.dylib"))
+                for d in dirs)
+    if not found:
+        return False
+    if not os.environ.get("JAVA_HOME"):
+        _log.info("libhdfs found but JAVA_HOME is not set: libhdfs is not usable")
+        return False
+    return True
+
+
+def short_error(e: BaseException, limit: int = 400) -> str:
+    """The first line of an error message, cut to ``limit`` characters (JNI errors are long)."""
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+ArrowSource = Union[Any, Callable[[], Any]]  # a pyarrow FileSystem, or a picklable factory of one
+
+
+class ArrowFileSystem(FileSystem):
+    """Our FileSystem over a pyarrow file system.
+
+    ``source`` is a ``pyarrow.fs.FileSystem`` (pickled by pyarrow, by its options) or a picklable
+    callable returning one (called on first use in each process, e.g. :class:`HadoopConnector`).
+    ``atomic_rename`` says whether the store renames atomically (HDFS yes, object stores no).
+    ``display_prefix`` is put before paths in messages (``s3://``).
+    """
+
+    def __init__(self, source: ArrowSource, *, scheme: str, atomic_rename: bool,
+                 display_prefix: str = "") -> None:
+        self._source = source
+        self.scheme = scheme
+        self.atomic_rename = atomic_rename
+        self.display_prefix = display_prefix or f"{scheme}://"
+        self._fs: Any = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        return {"source": self._source, "scheme": self.scheme, "atomic_rename": self.atomic_rename,
+                "display_prefix": self.display_prefix}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"ArrowFileSystem({self.display_prefix!r}, atomic_rename={self.atomic_rename})"
+
+    @property
+    def arrow(self):
+        """The pyarrow file system (connected on first use)."""
+        if self._fs is None:
+            with self._lock:
+                if self._fs is None:
+                    src = self._source
+                    from pyarrow import fs as pafs
+
+                    if isinstance(src, pafs.FileSystem):
+                        self._fs = src
+                    else:
+                        try:
+                            self._fs = src()
+                        except OSError as e:
+                            raise StorageError(
+                                f"Cannot connect to {self.display_prefix}: {short_error(e)}") from e
+        return self._fs
+
+    def uri(self, path: str) -> str:
+        return self.display_prefix + path.lstrip("/") if self.display_prefix.endswith("//") \
+            else self.display_prefix.rstrip("/") + "/" + path.lstrip("/")
+
+    def _error(self, e: OSError, action: str, path: str) -> StorageError:
+        if isinstance(e, PermissionError) or "ermission denied" in str(e) or "AccessDenied" in str(e):
+            return StorageError(f"Permission denied {action} {self.uri(path)}: {short_error(e)}")
+        return StorageError(f"{action.capitalize()} {self.uri(path)} failed: {short_error(e)}")
+
+    # --- reading -----------------------------------------------------------------------------
+    def list_dir(self, path: str) -> list[FileStatus]:
+        from pyarrow import fs as pafs
+
+        try:
+            infos = self.arrow.get_file_info(pafs.FileSelector(path, allow_not_found=False))
+        except FileNotFoundError as e:
+            raise TableNotFoundError(f"Directory not found: {self.uri(path)}") from e
+        except NotADirectoryError as e:
+            raise StorageError(f"Not a directory: {self.uri(path)}") from e
+        except OSError as e:
+            if "not a directory" in str(e).lower():
+                raise StorageError(f"Not a directory: {self.uri(path)}") from e
+            raise self._error(e, "listing", path) from e
+        return [FileStatus(i.path, i.base_name, i.type == pafs.FileType.Directory,
+                           0 if i.type == pafs.FileType.Directory else int(i.size or 0))
+                for i in infos]
+
+    def status(self, path: str) -> Optional[FileStatus]:
+        from pyarrow import fs as pafs
+
+        try:
+            info = self.arrow.get_file_info(path)
+        except OSError as e:
+            raise self._error(e, "reading the status of", path) from e
+        if info.type == pafs.FileType.NotFound:
+            return None
+        is_dir = info.type == pafs.FileType.Directory
+        name = posixpath.basename(path.rstrip("/")) or path
+        return FileStatus(path, name, is_dir, 0 if is_dir else int(info.size or 0))
+
+    def open_input(self, path: str) -> BinaryIO:
+        try:
+            return self.arrow.open_input_file(path)  # a seekable pyarrow NativeFile
+        except FileNotFoundError as e:
+            raise StorageError(
+                f"File vanished: {self.uri(path)}; a compaction cleaner may have removed it after the "
+                "read was planned: retry the read") from e
+        except OSError as e:
+            raise self._error(e, "opening", path) from e
+
+    # --- writing -----------------------------------------------------------------------------
+    def mkdirs(self, path: str) -> None:
+        try:
+            self.arrow.create_dir(path, recursive=True)
+        except OSError as e:
+            raise self._error(e, "creating directory", path) from e
+
+    def open_output(self, path: str) -> BinaryIO:
+        try:
+            return self.arrow.open_output_stream(path)
+        except OSError as e:
+            raise self._error(e, "writing", path) from e
+
+    def _refuse(self, what: str) -> StorageError:
+        return StorageError(f"Refusing to {what}: " + OBJECT_STORE_WRITE_REFUSAL.format(scheme=self.scheme))
+
+    def rename(self, src: str, dst: str) -> None:
+        """Rename, failing if ``dst`` exists; refused on object stores.
+
+        pyarrow's ``move`` follows HDFS's old rename, which moves *into* an existing directory:
+        the existence check before it is not atomic with it, so a move into a directory created
+        meanwhile is detected afterwards, undone and reported.
+        """
+        if not self.atomic_rename:
+            raise self._refuse(f"rename {self.uri(src)} to {self.uri(dst)}")
+        if self.status(dst) is not None:
+            raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists")
+        try:
+            self.arrow.move(src, dst)
+        except FileNotFoundError as e:
+            raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: source or destination "
+                               f"parent missing ({e})") from e
+        except OSError as e:
+            if self.status(dst) is not None:
+                raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
+            raise self._error(e, f"renaming to {self.uri(dst)}", src) from e
+        inside = self.join(dst, posixpath.basename(src.rstrip("/")))
+        if self.status(src) is None and self.status(inside) is not None:
+            # dst appeared between the check and the move: the move went into it. Undo.
+            _log.warning("Rename of %s went into %s created concurrently; moving it back", src, dst)
+            try:
+                self.arrow.move(inside, src)
+            except OSError:
+                _log.exception("Could not move %s back to %s", inside, src)
+            raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists")
+
+    def delete(self, path: str, recursive: bool = False) -> None:
+        from pyarrow import fs as pafs
+
+        try:
+            info = self.arrow.get_file_info(path)
+            if info.type == pafs.FileType.NotFound:
+                return
+            if info.type == pafs.FileType.Directory:
+                if not recursive and self.arrow.get_file_info(pafs.FileSelector(path)):
+                    raise StorageError(f"Cannot delete {self.uri(path)}: directory is not empty")
+                self.arrow.delete_dir(path)
+            else:
+                self.arrow.delete_file(path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise self._error(e, "deleting", path) from e
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Write a hidden temporary sibling, then rename it to ``path`` unless ``path`` exists.
+
+        On HDFS the NameNode's rename of a file refuses an existing destination file atomically;
+        refused on object stores.
+        """
+        if not self.atomic_rename:
+            raise self._refuse(f"create {self.uri(path)} exclusively")
+        if self.status(path) is not None:
+            return False
+        parent, name = posixpath.split(path.rstrip("/"))
+        tmp = self.join(parent, f".{name}.{uuid.uuid4().hex}.tmp")
+        try:
+            with self.arrow.open_output_stream(tmp) as f:
+                f.write(data)
+        except OSError as e:
+            raise self._error(e, "writing", tmp) from e
+        try:
+            if self.status(path) is not None:
+                return False
+            try:
+                self.arrow.move(tmp, path)
+            except OSError:
+                if self.status(path) is not None:
+                    return False
+                raise
+            return True
+        finally:
+            if self.status(tmp) is not None:
+                try:
+                    self.arrow.delete_file(tmp)
+                except OSError:
+                    pass
+
+    def supports_atomic_rename(self) -> bool:
+        return self.atomic_rename

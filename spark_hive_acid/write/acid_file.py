@@ -1,0 +1,216 @@
+"""One full-ACID ORC data file (``bucket_N``): insert or delete events plus Hive's footer metadata.
+
+Event schema (hive-acid-format.md §5.1), field names exactly as Hive writes them::
+
+    struct<operation:int, originalTransaction:bigint, bucket:int, rowId:bigint,
+           currentTransaction:bigint, row:struct<...table columns...>>
+
+Footer metadata (§5.2): ``hive.acid.key.index`` (the last key of every stripe, each followed by
+';'), ``hive.acid.stats`` ("inserts,updates,deletes") and ``hive.acid.version`` = "2". Events are
+written with pyarrow's columnar ORC writer; the metadata is added afterwards by
+:mod:`spark_hive_acid.write.orc_tail`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+
+from ..exceptions import InvalidOptionError
+from ..io.filesystem import FileSystem, LocalFileSystem
+from .orc_tail import add_user_metadata
+
+ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
+INSERT, DELETE = 0, 2
+ACID_VERSION = b"2"
+#: Hive's delta writers divide the table's stripe size by hive.exec.orc.base.delta.ratio (8).
+DELTA_STRIPE_SIZE = 8 << 20
+BASE_STRIPE_SIZE = 64 << 20
+ROW_INDEX_STRIDE = 10_000
+
+_CODECS = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snappy", "LZ4": "lz4", "ZSTD": "zstd"}
+
+
+def orc_codec(compression: str) -> str:
+    """pyarrow's codec name for a Hive ``orc.compress`` value."""
+    try:
+        return _CODECS[compression.upper()]
+    except KeyError:
+        raise InvalidOptionError(
+            f"Unsupported compression '{compression}': use one of {', '.join(_CODECS)}") from None
+
+
+def event_schema(row_type: pa.StructType) -> pa.Schema:
+    return pa.schema([
+        pa.field("operation", pa.int32()), pa.field("originalTransaction", pa.int64()),
+        pa.field("bucket", pa.int32()), pa.field("rowId", pa.int64()),
+        pa.field("currentTransaction", pa.int64()), pa.field("row", row_type),
+    ])
+
+
+@dataclass(frozen=True)
+class FileSummary:
+    path: str
+    inserts: int
+    deletes: int
+
+    @property
+    def rows(self) -> int:
+        return self.inserts + self.deletes
+
+
+class AcidFileWriter:
+    """Streams events into one ``bucket_N`` file; :meth:`close` adds the footer metadata.
+
+    Insert events get rowIds 0, 1, 2... in write order. Delete events must be passed sorted by
+    (originalWriteId, bucketProperty, rowId).
+    """
+
+    def __init__(self, fs: FileSystem, path: str, row_type: pa.StructType, *,
+                 compression: str = "ZLIB", stripe_size: int = DELTA_STRIPE_SIZE):
+        self.fs = fs
+        self.path = path
+        self.row_type = row_type
+        self.schema = event_schema(row_type)
+        self._local = isinstance(fs, LocalFileSystem)
+        if self._local:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self._tmp_dir = None
+            self._local_path = path
+        else:
+            self._tmp_dir = tempfile.mkdtemp(prefix="hiveacid-")
+            self._local_path = os.path.join(self._tmp_dir, "bucket.orc")
+        self._writer = po.ORCWriter(self._local_path, compression=orc_codec(compression),
+                                    stripe_size=stripe_size, row_index_stride=ROW_INDEX_STRIDE,
+                                    batch_size=65536)
+        self._next_row_id = 0
+        self.inserts = 0
+        self.deletes = 0
+        # Keys needed for the key index: insert runs (first row index, owid, bp, first rowId) and
+        # delete keys, both in file order.
+        self._insert_runs: list[tuple[int, int, int, int]] = []
+        self._delete_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._closed = False
+
+    @property
+    def rows(self) -> int:
+        return self.inserts + self.deletes
+
+    def write_inserts(self, rows: pa.RecordBatch | pa.Table, write_id: int, bucket_property: int) -> None:
+        """Append insert events for ``rows`` (the table's data columns, in table order)."""
+        n = rows.num_rows
+        if n == 0:
+            return
+        if self.deletes:
+            raise ValueError("An ACID file holds either insert or delete events, not both")
+        if isinstance(rows, pa.Table):
+            rows = rows.combine_chunks().to_batches()[0] if rows.num_rows else rows
+        row = pa.StructArray.from_arrays(rows.columns, fields=list(self.row_type))
+        first = self._next_row_id
+        batch = pa.RecordBatch.from_arrays([
+            pa.array(np.zeros(n, dtype=np.int32)),
+            pa.array(np.full(n, write_id, dtype=np.int64)),
+            pa.array(np.full(n, bucket_property, dtype=np.int32)),
+            pa.array(np.arange(first, first + n, dtype=np.int64)),
+            pa.array(np.full(n, write_id, dtype=np.int64)),
+            row,
+        ], schema=self.schema)
+        self._writer.write(pa.Table.from_batches([batch]))
+        self._insert_runs.append((self.inserts, write_id, bucket_property, first))
+        self._next_row_id += n
+        self.inserts += n
+
+    def write_deletes(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
+                      row_ids: np.ndarray, write_id: int) -> None:
+        """Append delete events (sorted by the caller) made by write id ``write_id``."""
+        n = len(row_ids)
+        if n == 0:
+            return
+        if self.inserts:
+            raise ValueError("An ACID file holds either insert or delete events, not both")
+        owid = np.asarray(original_write_ids, dtype=np.int64)
+        bp = np.asarray(bucket_properties, dtype=np.int32)
+        rid = np.asarray(row_ids, dtype=np.int64)
+        children = [pa.nulls(n, f.type) for f in self.row_type]
+        row = pa.StructArray.from_arrays(children, fields=list(self.row_type),
+                                         mask=pa.array(np.ones(n, dtype=bool)))
+        batch = pa.RecordBatch.from_arrays([
+            pa.array(np.full(n, DELETE, dtype=np.int32)), pa.array(owid), pa.array(bp),
+            pa.array(rid), pa.array(np.full(n, write_id, dtype=np.int64)), row,
+        ], schema=self.schema)
+        self._writer.write(pa.Table.from_batches([batch]))
+        self._delete_keys.append((owid, bp, rid))
+        self.deletes += n
+
+    def _key_at(self, index: int) -> tuple[int, int, int]:
+        """The (owid, bp, rowId) key of the event at file position ``index``."""
+        if self.inserts:
+            run = max((r for r in self._insert_runs if r[0] <= index), key=lambda r: r[0])
+            return run[1], run[2], run[3] + (index - run[0])
+        seen = 0
+        for owid, bp, rid in self._delete_keys:
+            if index < seen + len(rid):
+                i = index - seen
+                return int(owid[i]), int(bp[i]), int(rid[i])
+            seen += len(rid)
+        raise IndexError(index)
+
+    def _stripe_rows(self) -> list[int]:
+        f = po.ORCFile(self._local_path)
+        return [f.read_stripe(i, columns=["operation"]).num_rows for i in range(f.nstripes)]
+
+    def close(self) -> FileSummary:
+        if self._closed:
+            raise ValueError(f"{self.path} already closed")
+        self._closed = True
+        if self.rows == 0:  # still a valid ORC file with the full event schema
+            self._writer.write(self.schema.empty_table())
+        self._writer.close()
+        keys, end = [], 0
+        for n in self._stripe_rows():
+            end += n
+            keys.append("%d,%d,%d;" % self._key_at(end - 1))
+        meta = {
+            "hive.acid.key.index": "".join(keys).encode("utf-8"),
+            "hive.acid.stats": f"{self.inserts},0,{self.deletes}".encode("utf-8"),
+            "hive.acid.version": ACID_VERSION,
+        }
+        with open(self._local_path, "r+b") as f:
+            add_user_metadata(f, meta)
+        if not self._local:
+            try:
+                with open(self._local_path, "rb") as src, self.fs.open_output(self.path) as dst:
+                    shutil.copyfileobj(src, dst, 4 << 20)
+            finally:
+                shutil.rmtree(self._tmp_dir, ignore_errors=True)
+        return FileSummary(self.path, self.inserts, self.deletes)
+
+    def discard(self) -> None:
+        """Close and remove the file (a failed task)."""
+        if not self._closed:
+            self._closed = True
+            try:
+                self._writer.close()
+            except Exception:  # noqa: BLE001 - already failing
+                pass
+        if self._tmp_dir:
+            shutil.rmtree(self._tmp_dir, ignore_errors=True)
+        else:
+            self.fs.delete(self.path)
+
+
+def write_empty_file(fs: FileSystem, path: str, row_type: pa.StructType, compression: str) -> None:
+    """An ACID file with no events (keeps an insert-overwrite base from being an empty directory)."""
+    AcidFileWriter(fs, path, row_type, compression=compression).close()
+
+
+def write_acid_version_file(fs: FileSystem, dir_path: str) -> None:
+    """``_orc_acid_version`` (content "2", no newline) in a new base/delta directory."""
+    from ..acid.names import ACID_VERSION_FILE
+    fs.write_bytes(fs.join(dir_path, ACID_VERSION_FILE), ACID_VERSION)

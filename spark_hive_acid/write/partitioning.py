@@ -1,0 +1,91 @@
+"""Partition directory names (Hive's escaping) and grouping rows by partition/bucket, vectorised."""
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+# Hive's FileUtils.charToEscape: control characters and these ASCII characters become %XX.
+_ESCAPE = set(chr(c) for c in range(0x01, 0x20)) | set('"#%\'*/:=?\\\x7f{[]^')
+
+
+def escape_partition_value(value: Optional[str]) -> str:
+    """Hive's ``FileUtils.escapePathName``; None (and '') -> the default partition."""
+    if value is None or value == "":
+        return HIVE_DEFAULT_PARTITION
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in value)
+
+
+def partition_value_string(value: Any) -> Optional[str]:
+    """The string Hive uses for a partition value of a Python/Arrow scalar."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, _dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def partition_path(names: Sequence[str], values: Sequence[Any]) -> str:
+    """Relative leaf directory ``k1=v1/k2=v2`` ('' for an unpartitioned table)."""
+    return "/".join(f"{n}={escape_partition_value(partition_value_string(v))}"
+                    for n, v in zip(names, values))
+
+
+def _codes(arr: pa.Array) -> tuple[np.ndarray, list]:
+    """Dense codes of a column (nulls get their own code) and the value of each code."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    enc = pc.dictionary_encode(arr, null_encoding="encode")
+    return (np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+            enc.dictionary.to_pylist())
+
+
+def group_rows(keys: Sequence[pa.Array], extra: Optional[np.ndarray] = None,
+               num_rows: Optional[int] = None) -> list[tuple[tuple, np.ndarray]]:
+    """Split row positions by the values of ``keys`` (and an optional int key ``extra``).
+
+    Returns ``[(key values, sorted row positions), ...]``; key values are Python objects with the
+    ``extra`` key last. Rows keep their relative order inside each group.
+    """
+    n = num_rows if num_rows is not None else (len(keys[0]) if keys else len(extra))
+    if not keys and extra is None:
+        return [((), np.arange(n))]
+    combined = np.zeros(n, dtype=np.int64)
+    dicts: list[list] = []
+    for arr in keys:
+        codes, values = _codes(arr)
+        combined = combined * (len(values) + 1) + codes
+        dicts.append(values)
+    if extra is not None:
+        ex = np.asarray(extra, dtype=np.int64)
+        combined = combined * (int(ex.max(initial=0)) + 1) + ex
+    uniq, inverse = np.unique(combined, return_inverse=True)
+    if len(uniq) == 1:
+        order = np.arange(n)
+        bounds = [0, n]
+    else:
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.searchsorted(inverse[order], np.arange(len(uniq) + 1)).tolist()
+    out = []
+    for g in range(len(uniq)):
+        idx = order[bounds[g]:bounds[g + 1]]
+        first = int(idx[0])
+        key = []
+        for arr, values in zip(keys, dicts):
+            code_value = arr[first].as_py()
+            key.append(code_value)
+        if extra is not None:
+            key.append(int(extra[first]))
+        out.append((tuple(key), idx))
+    return out

@@ -1,0 +1,124 @@
+"""Matching incoming data to a table's columns: names, order and safe widening."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..acid.layout import TableLayout
+from ..acid.types import hive_to_arrow
+from ..exceptions import SchemaMismatchError
+
+_INT_RANK = {pa.int8(): 1, pa.int16(): 2, pa.int32(): 3, pa.int64(): 4}
+
+
+def can_widen(src: pa.DataType, dst: pa.DataType) -> bool:
+    """True when every value of ``src`` converts exactly to ``dst`` (int -> bigint, float -> double...)."""
+    if src == dst or pa.types.is_null(src):
+        return True
+    if (pa.types.is_string(src) or pa.types.is_large_string(src)) and pa.types.is_string(dst):
+        return True
+    if (pa.types.is_binary(src) or pa.types.is_large_binary(src)) and pa.types.is_binary(dst):
+        return True
+    if src in _INT_RANK and dst in _INT_RANK:
+        return _INT_RANK[src] <= _INT_RANK[dst]
+    if src in _INT_RANK and dst == pa.float64():
+        return _INT_RANK[src] <= 3
+    if src == pa.float32() and dst == pa.float64():
+        return True
+    if pa.types.is_timestamp(src) and pa.types.is_timestamp(dst):
+        return True  # zone-aware (Spark TIMESTAMP, UTC) is stored as its UTC wall clock
+    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
+        return (dst.scale >= src.scale
+                and dst.precision - dst.scale >= src.precision - src.scale)
+    if src in _INT_RANK and pa.types.is_decimal(dst):
+        digits = {1: 3, 2: 5, 3: 10, 4: 19}[_INT_RANK[src]]
+        return dst.precision - dst.scale >= digits
+    if pa.types.is_list(src) and pa.types.is_list(dst):
+        return can_widen(src.value_type, dst.value_type)
+    if pa.types.is_map(src) and pa.types.is_map(dst):
+        return can_widen(src.key_type, dst.key_type) and can_widen(src.item_type, dst.item_type)
+    if pa.types.is_struct(src) and pa.types.is_struct(dst):
+        return (src.num_fields == dst.num_fields
+                and all(a.name.lower() == b.name.lower() and can_widen(a.type, b.type)
+                        for a, b in zip(src, dst)))
+    return False
+
+
+@dataclass(frozen=True)
+class ColumnMapping:
+    """How to turn an incoming batch into (table row columns, partition columns)."""
+
+    data_sources: tuple[int, ...]  # incoming column index for each table data column
+    partition_sources: tuple[int, ...]
+    row_type: pa.StructType  # the ORC ``row`` struct (table data columns, Hive names)
+    partition_names: tuple[str, ...]
+    partition_types: tuple[pa.DataType, ...]
+
+    def conform(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[pa.Array]]:
+        cols = []
+        for src, f in zip(self.data_sources, self.row_type):
+            cols.append(_cast(batch.column(src), f.type))
+        data = pa.RecordBatch.from_arrays(cols, schema=pa.schema(list(self.row_type)))
+        parts = [batch.column(i) for i in self.partition_sources]
+        return data, parts
+
+
+def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
+    if arr.type == typ:
+        return arr
+    if pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(typ) and arr.type.tz:
+        arr = arr.cast(pa.timestamp(arr.type.unit))  # keep the UTC wall clock
+    return pc.cast(arr, typ, safe=True)
+
+
+def row_type_of(layout: TableLayout) -> pa.StructType:
+    return pa.struct([pa.field(n, hive_to_arrow(t, n)) for n, t in layout.columns])
+
+
+def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "") -> ColumnMapping:
+    """Match ``incoming`` columns to the table by name (case-insensitive); raise
+    SchemaMismatchError naming every missing, extra or incompatible column."""
+    by_name: dict[str, int] = {}
+    for i, name in enumerate(incoming.names):
+        by_name.setdefault(name.lower(), i)
+    wanted = [(n, hive_to_arrow(t, n)) for n, t in layout.columns]
+    parts = [(n, hive_to_arrow(t, n)) for n, t in layout.partition_columns]
+    missing, bad = [], []
+    data_src, part_src = [], []
+    for (name, typ), dst in [(w, data_src) for w in wanted] + [(p, part_src) for p in parts]:
+        i = by_name.get(name.lower())
+        if i is None:
+            missing.append(name)
+            continue
+        dst.append(i)
+        src_type = incoming.field(i).type
+        if not can_widen(src_type, typ):
+            bad.append(f"{name} ({src_type} cannot be stored as {typ} without loss)")
+    known = {n.lower() for n, _ in wanted + parts}
+    extra = [n for n in incoming.names if n.lower() not in known]
+    problems = []
+    if missing:
+        problems.append(f"missing column(s) {', '.join(missing)}")
+    if extra:
+        problems.append(f"column(s) not in the table: {', '.join(extra)}")
+    if bad:
+        problems.append("incompatible type(s): " + "; ".join(bad))
+    if problems:
+        cols = ", ".join(f"{n} {t}" for n, t in layout.columns + layout.partition_columns)
+        raise SchemaMismatchError(
+            f"The data does not match table {table}: " + "; ".join(problems)
+            + f". The table has: {cols}. Nothing was written.")
+    return ColumnMapping(tuple(data_src), tuple(part_src), row_type_of(layout),
+                         tuple(n for n, _ in parts), tuple(t for _, t in parts))
+
+
+def check_names(names: Sequence[str], available: Sequence[str], what: str) -> None:
+    low = {a.lower() for a in available}
+    unknown = [n for n in names if n.lower() not in low]
+    if unknown:
+        from ..exceptions import InvalidOptionError
+        raise InvalidOptionError(
+            f"{what} names unknown column(s) {', '.join(unknown)}; the data has {', '.join(available)}")

@@ -1,0 +1,120 @@
+"""Finding (or creating) the table a write goes to, and its layout."""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+import pyarrow as pa
+
+from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
+from ..acid.names import is_hidden, parse_acid_dir
+from ..acid.txnlog import LOG_DIR
+from ..acid.types import arrow_to_hive
+from ..exceptions import InvalidOptionError, NotAnAcidTableError
+from ..io.filesystem import FileSystem
+from .options import WriteOptions
+from .schema import check_names
+
+log = logging.getLogger(__name__)
+
+
+def has_acid_dirs(fs: FileSystem, path: str, depth: int = 0, max_depth: int = 8) -> bool:
+    """True when ``path`` or a ``k=v`` directory below it holds a base/delta directory."""
+    for c in fs.list_dir(path):
+        if not c.is_dir or is_hidden(c.name):
+            continue
+        if parse_acid_dir(c.name) is not None:
+            return True
+        if "=" in c.name and depth < max_depth and has_acid_dirs(fs, c.path, depth + 1, max_depth):
+            return True
+    return False
+
+
+def _partition_names_on_disk(fs: FileSystem, path: str) -> list[str]:
+    names, cur = [], path
+    while True:
+        dirs = [c for c in fs.list_dir(cur) if c.is_dir and not is_hidden(c.name)
+                and "=" in c.name and parse_acid_dir(c.name) is None]
+        if not dirs:
+            return names
+        names.append(dirs[0].name.split("=", 1)[0])
+        cur = dirs[0].path
+
+
+def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
+                       partition_by: Optional[list[str]] = None) -> TableLayout:
+    """A new table's layout from the DataFrame's schema and the creation options."""
+    partition_by = opts.partition_by if partition_by is None else partition_by
+    check_names(partition_by, schema.names, "Option partitionBy")
+    check_names(opts.bucket_by, schema.names, "Option bucketBy")
+    part_low = {p.lower() for p in partition_by}
+    if part_low and {b.lower() for b in opts.bucket_by} & part_low:
+        raise InvalidOptionError("A column cannot be both a partition and a bucketing column")
+    if part_low and len(part_low) == len(schema.names):
+        raise InvalidOptionError("A table needs at least one column that is not a partition column")
+    by_low = {f.name.lower(): f for f in schema}
+    columns = [(f.name, arrow_to_hive(f.type, f.name)) for f in schema if f.name.lower() not in part_low]
+    partitions = [(by_low[p.lower()].name, arrow_to_hive(by_low[p.lower()].type, p)) for p in partition_by]
+    version = opts.bucketing_version or 2
+    props = {"transactional": "true", "transactional_properties": "default",
+             "bucketing_version": str(version)}
+    props.update(opts.table_properties)
+    return TableLayout(columns=columns, partition_columns=partitions,
+                       bucket_columns=[by_low[b.lower()].name for b in opts.bucket_by],
+                       num_buckets=opts.num_buckets or 0, bucketing_version=version,
+                       compression=opts.compression or "ZLIB", properties=props)
+
+
+def _check_against(layout: TableLayout, opts: WriteOptions, path: str) -> None:
+    """Creation options given again must agree with the saved layout."""
+    saved = [n.lower() for n, _ in layout.partition_columns]
+    if opts.partition_by and [p.lower() for p in opts.partition_by] != saved:
+        raise InvalidOptionError(
+            f"Table {path} is partitioned by ({', '.join(n for n, _ in layout.partition_columns)}), "
+            f"not ({', '.join(opts.partition_by)}); drop the partitionBy option")
+    if opts.bucket_by and [b.lower() for b in opts.bucket_by] != [b.lower() for b in layout.bucket_columns]:
+        raise InvalidOptionError(
+            f"Table {path} is bucketed by ({', '.join(layout.bucket_columns) or 'nothing'}), "
+            f"not ({', '.join(opts.bucket_by)}); drop the bucketBy option")
+    if opts.num_buckets and opts.num_buckets != layout.num_buckets:
+        raise InvalidOptionError(
+            f"Table {path} has {layout.num_buckets} buckets, not {opts.num_buckets}")
+
+
+def _save_new(fs: FileSystem, path: str, layout: TableLayout) -> TableLayout:
+    """Save the layout unless a concurrent creator won; then use theirs."""
+    fs.mkdirs(path)
+    if fs.create_exclusive(fs.join(path, LAYOUT_FILE), layout.to_json().encode("utf-8")):
+        log.info("Created Hive ACID table at %s", path)
+        return layout
+    return load_layout(fs, path)  # type: ignore[return-value]
+
+
+def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Schema) -> tuple[TableLayout, bool]:
+    """The layout of the table at ``path``, creating the table when it does not exist.
+
+    Returns (layout, created). A directory that exists but is not a Hive ACID table is refused.
+    A Hive-written table without our layout file gets one, with the columns taken from the data.
+    """
+    layout = load_layout(fs, path)
+    if layout is not None:
+        _check_against(layout, opts, path)
+        return layout, False
+    st = fs.status(path)
+    if st is not None and not st.is_dir:
+        raise NotAnAcidTableError(f"{path} is a file, not a table directory")
+    children = fs.list_dir(path) if st is not None else []
+    visible = [c for c in children if not is_hidden(c.name)]
+    if not visible:  # new or empty directory (hidden leftovers such as a log are fine)
+        return _save_new(fs, path, layout_from_schema(opts, schema)), True
+    if not has_acid_dirs(fs, path):
+        raise NotAnAcidTableError(
+            f"{path} exists and is not a Hive ACID table (no base_*/delta_* directories and no "
+            f"{LAYOUT_FILE}); refusing to write into it. Choose an empty or new directory.")
+    on_disk = _partition_names_on_disk(fs, path)
+    if opts.partition_by and [p.lower() for p in opts.partition_by] != [p.lower() for p in on_disk]:
+        raise InvalidOptionError(
+            f"Table {path} is partitioned by ({', '.join(on_disk)}) on disk, not "
+            f"({', '.join(opts.partition_by)})")
+    log.info("Adopting the Hive ACID table at %s (partitions: %s)", path, on_disk or "none")
+    return _save_new(fs, path, layout_from_schema(opts, schema, on_disk)), False

@@ -1,0 +1,56 @@
+"""The columnar delete-event set against a plain Python set of keys."""
+import numpy as np
+import pytest
+
+from spark_hive_acid.read.delete_events import DeleteEventSet
+
+
+def _random_events(rng, n, pairs):
+    owid = rng.choice([p[0] for p in pairs], n).astype(np.int64)
+    bp = np.array([dict(pairs)[w] for w in owid], dtype=np.int32)
+    rid = rng.integers(0, 50_000, n).astype(np.int64)
+    return owid, bp, rid
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_membership_matches_python_set(seed):
+    rng = np.random.default_rng(seed)
+    pairs = [(2, 536870912), (5, 536936448), (9, 537067522), (0, 3)]
+    dw, db, dr = _random_events(rng, 20_000, pairs)
+    events = DeleteEventSet.build(dw, db, dr)
+    expected = set(zip(dw.tolist(), db.tolist(), dr.tolist()))
+    assert len(events) == len(expected)  # duplicates collapse
+    qw, qb, qr = _random_events(rng, 30_000, pairs + [(7, 536870912)])
+    mask = events.deleted_mask(qw, qb, qr)
+    want = np.array([k in expected for k in zip(qw.tolist(), qb.tolist(), qr.tolist())])
+    got = np.zeros(len(qr), bool) if mask is None else mask
+    assert (got == want).all() and want.any()
+
+
+def test_full_bucket_property_matters():
+    events = DeleteEventSet.build(np.array([2], np.int64), np.array([536870913], np.int32),
+                                  np.array([0], np.int64))  # statement 1
+    assert events.deleted_mask(np.array([2], np.int64), np.array([536870912], np.int32),
+                               np.array([0], np.int64)) is None  # statement 0: not deleted
+    assert events.deleted_mask(np.array([2], np.int64), np.array([536870913], np.int32),
+                               np.array([0], np.int64)).tolist() == [True]
+
+
+def test_constant_pair_fast_path_and_empty():
+    events = DeleteEventSet.build(np.full(3, 4, np.int64), np.full(3, 536870912, np.int32),
+                                  np.array([5, 1, 3], np.int64))
+    n = 7
+    mask = events.deleted_mask(np.full(n, 4, np.int64), np.full(n, 536870912, np.int32),
+                               np.arange(n, dtype=np.int64))
+    assert mask.tolist() == [False, True, False, True, False, True, False]
+    assert DeleteEventSet.empty().deleted_mask(np.zeros(1, np.int64), np.zeros(1, np.int32),
+                                               np.zeros(1, np.int64)) is None
+
+
+def test_memory_is_at_most_16_bytes_per_event():
+    rng = np.random.default_rng(1)
+    n = 1_000_000
+    events = DeleteEventSet.build(np.full(n, 3, np.int64), np.full(n, 536870912, np.int32),
+                                  rng.permutation(n).astype(np.int64))
+    assert len(events) == n
+    assert events.nbytes / n <= 16
