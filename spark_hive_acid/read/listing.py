@@ -11,7 +11,7 @@ from urllib.parse import unquote
 from ..acid.names import ParsedDir, is_hidden, parse_acid_dir, parse_bucket_file
 from ..acid.snapshot import ValidIdList
 from ..acid.state import AcidState, list_files_recursive, select_acid_state
-from ..exceptions import NotAnAcidTableError, SchemaMismatchError
+from ..exceptions import SchemaMismatchError
 from ..io.filesystem import FileStatus, FileSystem
 
 log = logging.getLogger(__name__)
@@ -139,18 +139,3 @@ def data_files_of_dir(fs: FileSystem, d: ParsedDir, children: list[FileStatus],
         elif not d.is_delete and not c.name.endswith("_flush_length"):
             files.append(c)  # raw (LOAD DATA) files, or a base's plainly named files
     return sorted(files, key=lambda f: f.path)
-
-
-def looks_like_table(fs: FileSystem, table_path: str, names: list[str],
-                     listings: list[PartitionListing], root_children: Optional[list] = None) -> bool:
-    """Whether any ACID directory, original file or layout file exists."""
-    return any(pl.state.has_acid_dirs or pl.state.original_files for pl in listings)
-
-
-def require_acid_table(table_path: str, listings: list[PartitionListing], has_layout: bool,
-                       any_acid_dir_seen: bool) -> None:
-    if has_layout or any_acid_dir_seen:
-        return
-    raise NotAnAcidTableError(
-        f"{table_path} holds no Hive ACID table: no base_*/delta_*/delete_delta_* directories. "
-        "For a plain ORC/Parquet folder use spark.read.orc / spark.read.parquet.")
