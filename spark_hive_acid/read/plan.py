@@ -191,15 +191,20 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     if newest[1]:
         plan.schema_file = newest[1]
     else:  # nothing visible: the schema still comes from the newest file of any directory
-        plan.schema_file = _newest_file_anywhere(fs, partitions)
+        plan.schema_file = _newest_file_anywhere(fs, partitions, insert_only)
     return plan
 
 
-def _newest_file_anywhere(fs: FileSystem, partitions: list[PartitionListing]) -> Optional[str]:
+def _newest_file_anywhere(fs: FileSystem, partitions: list[PartitionListing],
+                          insert_only: bool) -> Optional[str]:
     dirs = sorted((d for pl in partitions for d in pl.state.all_acid_dirs),
                   key=lambda d: (d.max_write_id, not d.is_delete, d.path), reverse=True)
     for d in dirs:
-        files = [f for f in fs.list_dir(d.path) if parse_bucket_file(f.name) is not None and f.size > 0]
+        if insert_only:
+            files = data_files_of_dir(fs, d, fs.list_dir(d.path), True)
+        else:
+            files = [f for f in fs.list_dir(d.path)
+                     if parse_bucket_file(f.name) is not None and f.size > 0]
         if files:
             return sorted(files, key=lambda f: f.path)[0].path
     return None

@@ -23,6 +23,7 @@ from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..io.orc import acid_field_names, is_acid_schema, open_orc
 from .delete_events import DeleteEventSet
+from .stripe_stats import stripes_to_skip
 from .plan import ACID, INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class ReadSpec:
     columns: tuple[OutputColumn, ...]
     arrow_schema: pa.Schema  # exactly what Spark expects
     data_types: tuple[pa.DataType, ...]  # table's data column types (normalised Arrow)
+    data_names: tuple[str, ...]
     partition_values: tuple[tuple[Optional[str], ...], ...]  # per partition index
     write_ids: ValidIdList
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
@@ -161,8 +163,13 @@ class TaskReader:
         if not read_cols:  # e.g. count(*) without deletes: read the cheapest column
             read_cols = [names["operation"]] if acid else [file_cols[0]]
         end = s.end_stripe if s.end_stripe is not None else orc.nstripes
+        skip = self._stripes_to_skip(s, acid, names, file_cols, end)
         row_base = s.first_row
         for stripe in range(s.first_stripe, end):
+            if stripe in skip:
+                # rows still count towards synthetic row ids of originals
+                row_base += self._stripe_rows(s, stripe)
+                continue
             try:
                 batch = orc.read_stripe(stripe, columns=read_cols)
             except pa.ArrowInvalid as e:
@@ -249,18 +256,53 @@ class TaskReader:
             out = out.filter(pa.array(mask))
         return out
 
+    def _stripes_to_skip(self, s: FileSlice, acid: bool, names: dict, file_cols: list[str],
+                         end: int) -> set[int]:
+        pred = self.spec.predicate
+        conds = getattr(pred, "conds", ())
+        if not conds or s.flush_length is not None:
+            return set()
+        paths: dict[str, Optional[str]] = {}
+        for name, i in pred.index_of:
+            if i < len(file_cols):
+                paths[name] = f"{names['row']}.{file_cols[i]}" if acid else file_cols[i]
+            else:
+                paths[name] = None
+        try:
+            with self.fs.open_input(s.path) as fh:
+                skip = stripes_to_skip(fh, conds, paths, s.first_stripe, end)
+        except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
+            log.debug("no stripe skipping for %s: %s", s.path, e)
+            return set()
+        if skip and not acid:
+            with self.fs.open_input(s.path) as fh:
+                import pyorc
+
+                reader = pyorc.Reader(fh)
+                self._rows_per_stripe = {(s.path, i): len(reader.read_stripe(i)) for i in skip}
+        return skip
+
+    def _stripe_rows(self, s: FileSlice, stripe: int) -> int:
+        return getattr(self, "_rows_per_stripe", {}).get((s.path, stripe), 0)
+
     def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
         """Cast a file column to the table's type (schema evolution: widening only)."""
         target = self.spec.data_types[i]
         if arr.type.equals(target):
             return arr
+        if not _widening(arr.type, target):
+            raise SchemaMismatchError(
+                f"Column '{self.spec.data_names[i]}' (#{i + 1}) has type {arr.type} in {s.path} "
+                f"but {target} in the table: only widening conversions are read. "
+                "Read the other columns with option 'columns'.")
         try:
             if pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(target):
                 return arr.cast(target, safe=False)  # Hive's nanoseconds -> Spark's microseconds
             return arr.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise SchemaMismatchError(
-                f"Column #{i + 1} has type {arr.type} in {s.path} but {target} in the table: "
+                f"Column '{self.spec.data_names[i]}' (#{i + 1}) has type {arr.type} in {s.path} "
+                f"but {target} in the table: "
                 f"cannot reconcile ({e}). Read the other columns with option 'columns'.") from e
 
     def _read_parquet(self, s: FileSlice) -> Iterator[pa.RecordBatch]:
@@ -313,6 +355,30 @@ def s_open(fs: FileSystem, s: FileSlice):
 
     with fs.open_input(s.path) as f:
         return io.BytesIO(f.read(s.flush_length))
+
+
+def _widening(src: pa.DataType, dst: pa.DataType) -> bool:
+    """Conversions Hive's schema evolution makes safely (no value can change)."""
+    t = pa.types
+    if t.is_integer(src) and (t.is_integer(dst) and dst.bit_width >= src.bit_width
+                              or t.is_floating(dst) or t.is_decimal(dst)):
+        return True
+    if t.is_floating(src) and t.is_floating(dst) and dst.bit_width >= src.bit_width:
+        return True
+    if t.is_decimal(src) and t.is_decimal(dst):
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+    if (t.is_string(src) or t.is_large_string(src)) and t.is_string(dst):
+        return True
+    if (t.is_binary(src) or t.is_large_binary(src)) and t.is_binary(dst):
+        return True
+    if t.is_timestamp(src) and t.is_timestamp(dst):
+        return True
+    if t.is_date32(src) and t.is_timestamp(dst):
+        return True
+    if t.is_struct(src) and t.is_struct(dst) or t.is_list(src) and t.is_list(dst) \
+            or t.is_map(src) and t.is_map(dst):
+        return True  # nested: the cast itself checks the children
+    return False
 
 
 def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:

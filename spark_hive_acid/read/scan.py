@@ -14,9 +14,9 @@ import pyarrow as pa
 from ..acid.layout import TableLayout, load_layout
 from ..acid.snapshot import ValidIdList
 from ..acid.types import hive_to_arrow, normalize_read_type
-from ..exceptions import SchemaMismatchError, TableNotFoundError
+from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTypeError
 from ..io.filesystem import FileSystem, get_filesystem
-from ..io.orc import is_acid_schema, open_orc
+from ..io.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
 from .plan import INSERT_ONLY, ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
@@ -38,6 +38,19 @@ def _snapshot_from_log(fs: FileSystem, path: str) -> Optional[ValidIdList]:
     except ImportError:
         return None
     return txnlog.read_snapshot(fs, path)
+
+
+def _read_type(t: pa.DataType, name: str) -> pa.DataType:
+    """The emitted type; an unsupported type (uniontype) is kept as-is and refused only if the
+    column is actually read, so ``columns`` can leave it out."""
+    try:
+        return normalize_read_type(t, name)
+    except UnsupportedTypeError:
+        return t
+
+
+def _check_supported(col: "Column") -> None:
+    normalize_read_type(col.type, col.name)  # raises UnsupportedTypeError naming the column
 
 
 def _infer_partition_type(values: Sequence[Optional[str]]) -> pa.DataType:
@@ -94,13 +107,16 @@ class TableScan:
             raise SchemaMismatchError(
                 f"Cannot determine the schema of {self.options.path}: the snapshot has no data "
                 "files. Pass the schema with spark.read.schema(...).")
-        orc = open_orc(self.fs, self.plan.schema_file, self._flush_of(self.plan.schema_file))
-        schema = orc.schema
-        if is_acid_schema(schema):
-            fields = list(schema.field(5).type)
+        path = self.plan.schema_file
+        if sniff_format(self.fs, path) == "parquet":
+            import pyarrow.parquet as pq
+
+            with self.fs.open_input(path) as fh:
+                schema = pq.read_schema(fh)
         else:
-            fields = list(schema)
-        return [Column(f.name, normalize_read_type(f.type, f.name)) for f in fields]
+            schema = open_orc(self.fs, path, self._flush_of(path)).schema
+        fields = list(schema.field(5).type) if is_acid_schema(schema) else list(schema)
+        return [Column(f.name, _read_type(f.type, f.name)) for f in fields]
 
     def _flush_of(self, path: str) -> Optional[int]:
         for s in self.plan.slices:
@@ -126,6 +142,8 @@ class TableScan:
         """The columns a load() returns: the ``columns`` option, else all (+ row__id)."""
         every = self.all_columns(self.options.include_row_id)
         if not self.options.columns:
+            for c in every:
+                _check_supported(c)
             return every
         by_name = {c.name.lower(): c for c in self.all_columns(True)}
         out = []
@@ -135,6 +153,7 @@ class TableScan:
                 raise SchemaMismatchError(
                     f"Option columns names '{name}', which {self.options.path} does not have; "
                     f"columns are: {', '.join(c.name for c in every)}")
+            _check_supported(col)
             out.append(col)
         return out
 
@@ -162,6 +181,7 @@ class TableScan:
             columns=self.output_columns(arrow_schema.names),
             arrow_schema=arrow_schema,
             data_types=tuple(c.type for c in self.data_columns),
+            data_names=tuple(c.name for c in self.data_columns),
             partition_values=tuple(p.values for p in self.plan.partitions),
             write_ids=self.write_ids,
             predicate=predicate,

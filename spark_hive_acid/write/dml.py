@@ -145,11 +145,32 @@ def run_dml(spark, uri: str, options: dict, fs: FileSystem, table: TableSpec, la
     shuffled = plan.repartition(n, *[F.col(c) for c in part_cols], key)
     spec = DmlTaskSpec(uri, options, table, txn.write_id,
                        tuple(table_data_names(table)), layout.to_json())
-    rows = shuffled.mapInArrow(lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
+    rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
     staged = [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
                          r["deletes"]) for r in rows]
     dml_parts = sorted({f.partition for f in staged if f.deletes})
     return commit_write(fs, table, txn, staged, dml_partitions=dml_parts)
+
+
+def map_in_arrow(df, func, schema: str):
+    """``df.mapInArrow(func, schema)`` without PySpark's pandas check.
+
+    PySpark 4.3 builds mapInArrow's UDF through ``pandas_udf``, which refuses to run when pandas is
+    not installed although the Arrow path never uses it. Without pandas we build the same UDF
+    through PySpark's internal ``_create_udf`` (the Python worker needs no pandas either).
+    """
+    try:
+        import pandas  # noqa: F401
+        return df.mapInArrow(func, schema)
+    except ImportError:
+        pass
+    from pyspark.sql import DataFrame
+    from pyspark.sql.udf import _create_udf
+    from pyspark.util import PythonEvalType
+
+    udf = _create_udf(func, schema, PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
+    col = udf(*[df[c] for c in df.columns])
+    return DataFrame(df._jdf.mapInArrow(col._jc, False, None), df.sparkSession)
 
 
 def table_data_names(table: TableSpec) -> list[str]:

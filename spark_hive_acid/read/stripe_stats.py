@@ -1,0 +1,92 @@
+"""Stripe skipping: ORC stripe statistics that prove no row can satisfy the pushed filters.
+
+Only ever skips stripes; rows of kept stripes are still filtered exactly by the predicate, so a
+conservative answer ("keep") is always correct. Skipping a stripe never affects deletes: a delete
+event only removes rows, it cannot add any.
+"""
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+from typing import Optional, Sequence
+
+from .pushdown import Cond
+
+log = logging.getLogger(__name__)
+
+_RANGE_OPS = {"equal", "greater", "greater_equal", "less", "less_equal", "in", "null_safe_equal"}
+_COMPARABLE = (int, float, str, datetime.date, decimal.Decimal)
+
+
+def _value(v):
+    return v.as_py() if hasattr(v, "as_py") else v
+
+
+def cond_rules_out(c: Cond, stats: Optional[dict]) -> bool:
+    """True when a column with these stripe statistics cannot satisfy ``c``.
+
+    ``stats`` None means the column is absent from the file (added later): every value is null.
+    """
+    if c.op == "IsNull":
+        return stats is not None and not stats.get("has_null", True)
+    if c.op == "IsNotNull":
+        return stats is None or stats.get("number_of_values", 1) == 0
+    if c.op not in _RANGE_OPS:
+        return False
+    if stats is None or stats.get("number_of_values", 1) == 0:
+        return True  # only nulls: no comparison with a value is true
+    lo, hi = stats.get("minimum"), stats.get("maximum")
+    if lo is None or hi is None or isinstance(lo, (bool, datetime.datetime)):
+        return False
+    if not isinstance(lo, _COMPARABLE) or isinstance(lo, float) and (lo != lo or hi != hi):
+        return False
+    try:
+        if c.op == "in":
+            values = [v for v in c.value.to_pylist() if v is not None]
+            return all(v < lo or v > hi for v in values)
+        v = _value(c.value)
+        if isinstance(v, float) and v != v:
+            return False
+        if c.op in ("equal", "null_safe_equal"):
+            return v < lo or v > hi
+        if c.op == "greater":
+            return hi <= v
+        if c.op == "greater_equal":
+            return hi < v
+        if c.op == "less":
+            return lo >= v
+        if c.op == "less_equal":
+            return lo > v
+    except TypeError:  # values of different kinds: never skip on a guess
+        return False
+    return False
+
+
+def stripes_to_skip(fh, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
+                    first: int, end: int) -> set[int]:
+    """Indexes of stripes in [first, end) that no row can come from.
+
+    ``column_paths`` maps a condition's column to its ORC column path in this file (e.g.
+    ``row.amount``) or None when the file lacks the column.
+    """
+    import pyorc
+
+    usable = [c for c in conds if c.column in column_paths]
+    if not usable:
+        return set()
+    reader = pyorc.Reader(fh)
+    ids = {}
+    for c in usable:
+        path = column_paths[c.column]
+        ids[c.column] = None if path is None else reader.schema.find_column_id(path)
+    skip = set()
+    for i in range(first, end):
+        stripe = reader.read_stripe(i)
+        for c in usable:
+            col_id = ids[c.column]
+            stats = None if col_id is None else stripe[col_id].statistics
+            if cond_rules_out(c, stats):
+                skip.add(i)
+                break
+    return skip
