@@ -54,3 +54,34 @@ def test_memory_is_at_most_16_bytes_per_event():
                                   rng.permutation(n).astype(np.int64))
     assert len(events) == n
     assert events.nbytes / n <= 16
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_streaming_fallback_equals_in_memory_set(tmp_path, seed):
+    """Beyond maxDeleteEventsInMemory the sort-merge path must delete exactly the same rows."""
+    from acid_files import bp, delta_name, deletes, inserts, stripe_row_counts, write_acid_file
+    from spark_hive_acid.read.scan import read_table
+
+    rng = np.random.default_rng(seed)
+    table = tmp_path / "t"
+    n = 3000
+    rows = [(int(i), "x" * int(rng.integers(1, 40))) for i in range(n)]
+    write_acid_file(table / delta_name(1, 1, 0) / "bucket_00000", "struct<a:int,b:string>",
+                    inserts(1, bp(0), rows), stripe_size=1, batch_size=500)
+    write_acid_file(table / delta_name(2, 2, 0) / "bucket_00000", "struct<a:int,b:string>",
+                    inserts(2, bp(0), rows[:500]), stripe_size=1, batch_size=100)
+    expected_deleted = set()
+    for w in range(3, 7):
+        keys = sorted({(1 if rng.random() < 0.8 else 2, bp(0), int(r))
+                       for r in rng.integers(0, 500 if w % 2 else n, 300)})
+        keys = [k for k in keys if k[0] == 1 or k[2] < 500]
+        expected_deleted |= {(k[0], k[2]) for k in keys}
+        write_acid_file(table / f"delete_delta_{w:07d}_{w:07d}_0000" / "bucket_00000",
+                        "struct<a:int,b:string>", deletes(w, keys), stripe_size=1, batch_size=64)
+    first = (table / delta_name(1, 1, 0) / "bucket_00000").read_bytes()
+    assert len(stripe_row_counts(first)) > 3  # the merge really walks several stripes
+    in_memory = read_table(str(table), includeRowId=True)
+    streamed = read_table(str(table), includeRowId=True, maxDeleteEventsInMemory=1)
+    survivors = {(r["writeId"], r["rowId"]) for r in in_memory.column("row__id").to_pylist()}
+    assert survivors == {(w, i) for w, m in ((1, n), (2, 500)) for i in range(m)} - expected_deleted
+    assert sorted(map(str, streamed.to_pylist())) == sorted(map(str, in_memory.to_pylist()))

@@ -23,6 +23,8 @@ from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..io.orc import acid_field_names, is_acid_schema, open_orc
 from .delete_events import DeleteEventSet
+from .options import DEFAULT_MAX_DELETE_EVENTS
+from .streaming_deletes import StreamingDeletes
 from .stripe_stats import stripes_to_skip
 from .plan import ACID, INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 
@@ -53,6 +55,7 @@ class ReadSpec:
     data_names: tuple[str, ...]
     partition_values: tuple[tuple[Optional[str], ...], ...]  # per partition index
     write_ids: ValidIdList
+    max_delete_events: int = DEFAULT_MAX_DELETE_EVENTS
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
     predicate: Optional[Predicate] = None
     stripe_filter: Optional[Callable] = None  # (file_path, stripe_stats) -> bool keep
@@ -65,6 +68,9 @@ class _DeleteSetCache:
     def __init__(self, max_entries: int = 4):
         self.max_entries = max_entries
         self._sets: OrderedDict[tuple, DeleteEventSet] = OrderedDict()
+
+    def peek(self, key: tuple) -> Optional[DeleteEventSet]:
+        return self._sets.get(key)
 
     def get(self, key: tuple, build: Callable[[], DeleteEventSet]) -> DeleteEventSet:
         found = self._sets.get(key)
@@ -107,10 +113,21 @@ def load_delete_events(fs: FileSystem, deletes: Sequence[DeleteFile],
     return DeleteEventSet.concat_build(parts)
 
 
-def delete_set_for(fs: FileSystem, s: FileSlice, write_ids: ValidIdList) -> DeleteEventSet:
+def delete_set_for(fs: FileSystem, s: FileSlice, write_ids: ValidIdList,
+                   max_events: int = DEFAULT_MAX_DELETE_EVENTS):
+    """The delete events that apply to a slice: an in-memory set, or, beyond ``max_events``
+    events, a streaming sort-merge with bounded memory (Hive's fallback too)."""
     if not s.deletes:
         return DeleteEventSet.empty()
     key = (tuple((d.path, d.size, d.flush_length) for d in s.deletes), write_ids)
+    cached = _CACHE.peek(key)
+    if cached is not None:
+        return cached
+    total = sum(open_orc(fs, d.path, d.flush_length).nrows for d in s.deletes)
+    if total > max_events:
+        log.info("%d delete events for %s exceed maxDeleteEventsInMemory=%d: streaming them",
+                 total, s.path, max_events)
+        return StreamingDeletes(fs, [(d.path, d.flush_length) for d in s.deletes], write_ids)
     return _CACHE.get(key, lambda: load_delete_events(fs, s.deletes, write_ids))
 
 
@@ -144,7 +161,8 @@ class TaskReader:
         else:
             names = {}
             file_cols = list(orc.schema.names)
-        deletes = delete_set_for(self.fs, s, self.spec.write_ids) if s.kind != INSERT_ONLY else None
+        deletes = (delete_set_for(self.fs, s, self.spec.write_ids, self.spec.max_delete_events)
+                   if s.kind != INSERT_ONLY else None)
         need_keys = acid and (self.needs_row_id or (deletes is not None and len(deletes) > 0))
         check_cur = acid and s.check_current_write_id
         read_cols: list[str] = []

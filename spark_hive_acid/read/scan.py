@@ -184,6 +184,7 @@ class TableScan:
             data_names=tuple(c.name for c in self.data_columns),
             partition_values=tuple(p.values for p in self.plan.partitions),
             write_ids=self.write_ids,
+            max_delete_events=self.options.max_delete_events,
             predicate=predicate,
             predicate_columns=tuple(predicate_columns),
         )
