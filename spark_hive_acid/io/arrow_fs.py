@@ -28,7 +28,7 @@ _log = logging.getLogger(__name__)
 OBJECT_STORE_WRITE_REFUSAL = (
     "object stores have no atomic rename, so path-mode writes (which commit by renaming a staged "
     "directory and take locks with create-if-absent) are refused on {scheme}:// paths; write through "
-    "the metastore mode instead (see docs/storage.md)")
+    "the metastore mode instead (options table=db.tbl and metastoreUri; see docs/storage.md)")
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,10 @@ class ArrowFileSystem(FileSystem):
             else self.display_prefix.rstrip("/") + "/" + path.lstrip("/")
 
     def _error(self, e: OSError, action: str, path: str) -> StorageError:
-        if isinstance(e, PermissionError) or "ermission denied" in str(e) or "AccessDenied" in str(e):
+        text = str(e)
+        if isinstance(e, PermissionError) or any(
+                m in text for m in ("ermission denied", "AccessDenied", "ACCESS_DENIED",
+                                    "AccessControlException", "AuthorizationPermissionMismatch")):
             return StorageError(f"Permission denied {action} {self.uri(path)}: {short_error(e)}")
         return StorageError(f"{action.capitalize()} {self.uri(path)} failed: {short_error(e)}")
 
@@ -208,7 +211,8 @@ class ArrowFileSystem(FileSystem):
                                f"parent missing ({e})") from e
         except OSError as e:
             if self.status(dst) is not None:
-                raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
+                raise StorageError(
+                    f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
             raise self._error(e, f"renaming to {self.uri(dst)}", src) from e
         inside = self.join(dst, posixpath.basename(src.rstrip("/")))
         if self.status(src) is None and self.status(inside) is not None:

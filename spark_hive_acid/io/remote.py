@@ -68,7 +68,8 @@ def _webhdfs_options(opts: dict[str, str], default_url: Optional[str], uri: str)
             raise ValueError
     except ValueError:
         raise InvalidOptionError(
-            f"Option webhdfsTimeout='{opts.get('webhdfstimeout')}' must be a positive number of seconds") from None
+            f"Option webhdfsTimeout='{opts.get('webhdfstimeout')}' must be a positive number "
+            "of seconds") from None
     user = opts.get("hdfsuser") or os.environ.get("HADOOP_USER_NAME")
     if not user and auth == "simple":
         user = getpass.getuser()  # decided on the driver, so executors act as the same user

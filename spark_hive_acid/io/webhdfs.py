@@ -22,7 +22,8 @@ import logging
 import posixpath
 import tempfile
 import threading
-from typing import Any, Callable, Optional, TypeVar
+from collections import OrderedDict
+from typing import Any, Callable, NamedTuple, Optional, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..exceptions import InvalidOptionError, StorageError, TableNotFoundError
@@ -74,13 +75,15 @@ class WebHdfsFileSystem(FileSystem):
                  display_prefix: str = "", timeout: float = DEFAULT_TIMEOUT,
                  read_ahead: int = DEFAULT_READ_AHEAD, tail_size: int = DEFAULT_TAIL_SIZE,
                  max_cache: int = DEFAULT_MAX_CACHE, max_connections: int = 32,
-                 reuse_datanode_url: bool = True, scheme: str = "webhdfs") -> None:
+                 reuse_datanode_url: bool = True, remember_files: int = 32,
+                 scheme: str = "webhdfs") -> None:
         if auth not in ("simple", "kerberos"):
             raise InvalidOptionError(f"Unknown WebHDFS authentication '{auth}': use simple or kerberos")
         self._args: dict[str, Any] = dict(
             url=url, user=user, auth=auth, display_prefix=display_prefix, timeout=timeout,
             read_ahead=read_ahead, tail_size=tail_size, max_cache=max_cache,
-            max_connections=max_connections, reuse_datanode_url=reuse_datanode_url, scheme=scheme)
+            max_connections=max_connections, reuse_datanode_url=reuse_datanode_url,
+            remember_files=remember_files, scheme=scheme)
         self.url = url
         self.user = user
         self.auth = auth
@@ -90,10 +93,14 @@ class WebHdfsFileSystem(FileSystem):
         self.max_cache = max_cache
         self.max_connections = max_connections
         self.reuse_datanode_url = reuse_datanode_url
+        self.remember_files = remember_files
         self.scheme = scheme
         self.display_prefix = display_prefix or "webhdfs://" + urlsplit(url.split(";")[0]).netloc
         self._client: Any = None
         self._client_lock = threading.Lock()
+        # path -> what reading it taught us (size, tail, DataNode URL): data files are write-once
+        self._recent: OrderedDict[str, _Remembered] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     # --- pickling: by constructor arguments, never the client --------------------------------
     def __getstate__(self) -> dict:
@@ -145,6 +152,31 @@ class WebHdfsFileSystem(FileSystem):
         _log.info("WebHDFS client for %s as user %s", self.url, self.user)
         return InsecureClient(self.url, user=self.user, timeout=timeout, session=session)
 
+    # --- files recently read ------------------------------------------------------------------
+    def _remember(self, path: str, info: "_Remembered") -> None:
+        if self.remember_files <= 0:
+            return
+        with self._recent_lock:
+            self._recent[path] = info
+            self._recent.move_to_end(path)
+            while len(self._recent) > self.remember_files:
+                self._recent.popitem(last=False)
+
+    def _recall(self, path: str) -> Optional["_Remembered"]:
+        with self._recent_lock:
+            info = self._recent.get(path)
+            if info is not None:
+                self._recent.move_to_end(path)
+            return info
+
+    def forget(self, path: Optional[str] = None) -> None:
+        """Drop what was remembered about ``path`` (every file when None)."""
+        with self._recent_lock:
+            if path is None:
+                self._recent.clear()
+            else:
+                self._recent.pop(_abs(path), None)
+
     # --- error translation -------------------------------------------------------------------
     def uri(self, path: str) -> str:
         """``path`` as a URI for messages (``hdfs://nameservice/warehouse/t``)."""
@@ -195,7 +227,8 @@ class WebHdfsFileSystem(FileSystem):
         except RemoteNotFoundError as e:
             raise TableNotFoundError(f"Directory not found: {self.uri(path)}") from e
         statuses = entries["FileStatuses"]["FileStatus"]
-        if len(statuses) == 1 and not statuses[0].get("pathSuffix") and statuses[0].get("type") != "DIRECTORY":
+        if len(statuses) == 1 and not statuses[0].get("pathSuffix") \
+                and statuses[0].get("type") != "DIRECTORY":
             raise StorageError(f"Not a directory: {self.uri(path)}")
         return [_to_status(posixpath.join(path, s["pathSuffix"]), s) for s in statuses]
 
@@ -208,7 +241,11 @@ class WebHdfsFileSystem(FileSystem):
         return _to_status(path, st["FileStatus"])
 
     def open_input(self, path: str, size: Optional[int] = None) -> "WebHdfsInputFile":
-        """A seekable reader; ``size`` (from a listing) saves the ``GETFILESTATUS`` round trip."""
+        """A seekable reader; ``size`` (from a listing) saves the ``GETFILESTATUS`` round trip.
+
+        Reopening a file read recently through this instance reuses its size, tail and DataNode
+        URL (the last ``remember_files`` files; ACID data files never change once written).
+        """
         return WebHdfsInputFile(self, _abs(path), size=size)
 
     def read_bytes(self, path: str, length: Optional[int] = None) -> bytes:
@@ -237,12 +274,21 @@ class WebHdfsFileSystem(FileSystem):
     def write_bytes(self, path: str, data: bytes) -> None:
         self._upload(_abs(path), data, overwrite=True)
 
+    def _forget_under(self, path: str) -> None:
+        prefix = path.rstrip("/") + "/"
+        with self._recent_lock:
+            for p in [p for p in self._recent if p == path or p.startswith(prefix)]:
+                del self._recent[p]
+
     def _upload(self, path: str, data: Any, *, overwrite: bool) -> None:
+        self._forget_under(path)
         _log.debug("WebHDFS CREATE %s (overwrite=%s)", path, overwrite)
         self._call("writing", path, lambda c: c.write(path, data=data, overwrite=overwrite))
 
     def rename(self, src: str, dst: str) -> None:
         src, dst = _abs(src), _abs(dst)
+        self._forget_under(src)
+        self._forget_under(dst)
         try:
             res = self._call("renaming", src,
                              lambda c: c._rename(src, destination=dst, renameoptions="NONE"))
@@ -258,6 +304,7 @@ class WebHdfsFileSystem(FileSystem):
 
     def delete(self, path: str, recursive: bool = False) -> None:
         path = _abs(path)
+        self._forget_under(path)
         flag = "true" if recursive else "false"
         try:
             self._call("deleting", path, lambda c: c._delete(path, recursive=flag))
@@ -299,6 +346,14 @@ class WebHdfsInputFile(io.RawIOBase):
         self._location: Optional[str] = None  # DataNode URL of the last redirected OPEN
         self._lock = threading.RLock()
         self.requests_made = 0
+        self._gone = False  # the file vanished: remember nothing about it
+        known = fs._recall(path)
+        if known is not None and (size is None or size == known.size):
+            self._size = known.size
+            self._location = known.location
+            if known.tail is not None:
+                self._insert(known.tail_start, known.tail)
+                self._tail_fetched = True
 
     # --- io protocol -------------------------------------------------------------------------
     @property
@@ -313,6 +368,8 @@ class WebHdfsInputFile(io.RawIOBase):
                 st = self._fs._call("reading the status of", self.path,
                                     lambda c: c._get_file_status(self.path).json()["FileStatus"])
             except RemoteNotFoundError as e:
+                self._gone = True
+                self._fs.forget(self.path)
                 raise StorageError(vanished_message(self.name)) from e
             finally:
                 self.requests_made += 1
@@ -366,9 +423,24 @@ class WebHdfsInputFile(io.RawIOBase):
         return len(data)
 
     def close(self) -> None:
+        if not self.closed and self._size is not None and not self._gone:
+            self._fs._remember(self.path, self._what_we_learned())
         self._cache = []
         self._cached_bytes = 0
         super().close()
+
+    def _what_we_learned(self) -> "_Remembered":
+        tail_start = self._tail_start()
+        tail = None
+        for start, data in self._cache:
+            if start <= tail_start and start + len(data) >= self._size:  # type: ignore[operator]
+                tail = data[tail_start - start:]
+                break
+        return _Remembered(self._size, tail_start, tail, self._location)  # type: ignore[arg-type]
+
+    def _tail_start(self) -> int:
+        size, tail = self.size, self._fs.tail_size
+        return 0 if size <= 2 * tail else size - tail
 
     def _check_open(self) -> None:
         if self.closed:
@@ -405,8 +477,7 @@ class WebHdfsInputFile(io.RawIOBase):
     def _plan(self, p: int, end: int) -> tuple[int, int]:
         """The range to fetch for a miss at ``p`` of a read ending at ``end``."""
         size = self.size
-        tail = self._fs.tail_size
-        tail_start = 0 if size <= 2 * tail else size - tail
+        tail_start = self._tail_start()
         if p >= tail_start and not self._tail_fetched:
             self._tail_fetched = True
             return tail_start, size
@@ -468,6 +539,8 @@ class WebHdfsInputFile(io.RawIOBase):
             data = fs._call("reading", self.path, lambda c: res.content)
         except RemoteNotFoundError as e:
             self.requests_made += 1
+            self._gone = True
+            fs.forget(self.path)
             raise StorageError(vanished_message(self.name)) from e
         if res.history and fs.reuse_datanode_url:
             self._location = res.url
@@ -546,6 +619,15 @@ class WebHdfsOutputFile(io.RawIOBase):
 
 
 # --- helpers ---------------------------------------------------------------------------------
+class _Remembered(NamedTuple):
+    """What reading a file taught: its size, its tail bytes and the DataNode URL serving it."""
+
+    size: int
+    tail_start: int
+    tail: Optional[bytes]
+    location: Optional[str]
+
+
 def _abs(path: str) -> str:
     return path if path.startswith("/") else "/" + path
 
