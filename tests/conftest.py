@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hive_ref.fixtures import hive_ref  # noqa: F401  (session-scoped Hive 2.3 reference JVM)
+from metastore_server.fixtures import metastore  # noqa: F401  (session-scoped real Hive Metastore)
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus"

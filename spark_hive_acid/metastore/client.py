@@ -166,6 +166,10 @@ class MetastoreClient:
     def is_open(self) -> bool:
         return self._transport is not None
 
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("A MetastoreClient holds a socket and cannot be pickled: send the URIs "
+                        "to executors and connect there")
+
     def _call(self, method: str, *args: Any, what: str = "", retry: bool = False,
               table: Optional[str] = None) -> Any:
         """Call a Thrift method, translating errors; ``retry`` reconnects once if the socket broke.
@@ -492,9 +496,14 @@ class MetastoreClient:
         raise MetastoreError(f"Hive Metastore {self.uri} allocated no write id for txn {txn_id}")
 
     def lock(self, components: Sequence[Any], txn_id: Optional[int] = None) -> tuple[int, str]:
-        """Request a lock (Thrift ``LockComponent`` list); returns ``(lock_id, state)``."""
+        """Request a lock; returns ``(lock_id, state)``.
+
+        ``components`` are :class:`~spark_hive_acid.metastore.transaction.LockSpec` objects or
+        Thrift ``LockComponent`` structs.
+        """
         _, tt = bindings()
-        req = tt.LockRequest(component=list(components), txnid=txn_id, user=self.user,
+        comps = [c.to_thrift() if hasattr(c, "to_thrift") else c for c in components]
+        req = tt.LockRequest(component=comps, txnid=txn_id, user=self.user,
                              hostname=self.hostname, agentInfo=self.agent_info)
         resp = self._call("lock", req, what=f"lock for txn {txn_id}")
         return int(resp.lockid), enum_name(tt.LockState, resp.state)

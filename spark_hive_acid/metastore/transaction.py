@@ -281,6 +281,10 @@ class Transaction:
         else:
             self._close_client()
 
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(f"Transaction {self.txn_id} lives on the driver (socket, heartbeat thread) "
+                        "and cannot be pickled: send txn.handle() to executors instead")
+
     # -- during the transaction ---------------------------------------------------------------
     @property
     def full_name(self) -> str:
@@ -319,8 +323,9 @@ class Transaction:
             return
         _, tt = bindings()
         op = getattr(tt.DataOperationType, _LOCKS[self.operation][1])
-        self.client.add_dynamic_partitions(self.txn_id, self.write_id or self.txn_id,  # type: ignore
-                                           self.db, self.tbl, new, op)
+        txn_id = int(self.txn_id)  # type: ignore[arg-type]
+        self.client.add_dynamic_partitions(txn_id, self.write_id or txn_id, self.db, self.tbl,
+                                           new, op)
         self.partitions_written += new
 
     def handle(self) -> TransactionHandle:
