@@ -167,7 +167,7 @@ class ArrowFileSystem(FileSystem):
         name = posixpath.basename(path.rstrip("/")) or path
         return FileStatus(path, name, is_dir, 0 if is_dir else int(info.size or 0))
 
-    def open_input(self, path: str) -> BinaryIO:
+    def open_input(self, path: str, size: Optional[int] = None) -> BinaryIO:
         try:
             return self.arrow.open_input_file(path)  # a seekable pyarrow NativeFile
         except FileNotFoundError as e:

@@ -41,8 +41,9 @@ class FileSystem:
         """Status of a path, or None when it does not exist."""
         raise NotImplementedError
 
-    def open_input(self, path: str) -> BinaryIO:
-        """A seekable binary file object for reading (pyarrow accepts it)."""
+    def open_input(self, path: str, size: Optional[int] = None) -> BinaryIO:
+        """A seekable binary file object for reading (pyarrow accepts it). ``size``, when the
+        caller knows it from a listing, lets remote back-ends skip a status request."""
         raise NotImplementedError
 
     def read_bytes(self, path: str, length: Optional[int] = None) -> bytes:
@@ -120,7 +121,7 @@ class LocalFileSystem(FileSystem):
         is_dir = os.path.isdir(path)
         return FileStatus(path, os.path.basename(path.rstrip("/")), is_dir, 0 if is_dir else st.st_size)
 
-    def open_input(self, path: str) -> BinaryIO:
+    def open_input(self, path: str, size: Optional[int] = None) -> BinaryIO:
         try:
             return open(path, "rb")
         except FileNotFoundError as e:

@@ -41,8 +41,10 @@ def flush_length(fs: FileSystem, path: str) -> Optional[int]:
     return struct.unpack(">q", data[last:last + 8])[0]
 
 
-def open_orc(fs: FileSystem, path: str, length: Optional[int] = None) -> po.ORCFile:
-    """Open an ORC file; ``length`` limits reading to a committed prefix (streaming deltas)."""
+def open_orc(fs: FileSystem, path: str, length: Optional[int] = None,
+             size: Optional[int] = None) -> po.ORCFile:
+    """Open an ORC file; ``length`` limits reading to a committed prefix (streaming deltas);
+    ``size`` (known from a listing) saves remote back-ends a status request."""
     try:
         if length is not None:
             with fs.open_input(path) as f:
@@ -51,7 +53,7 @@ def open_orc(fs: FileSystem, path: str, length: Optional[int] = None) -> po.ORCF
                 raise CorruptFileError(
                     f"{path} is shorter ({len(data)} bytes) than its flush length {length}")
             return po.ORCFile(pa.BufferReader(data))
-        return po.ORCFile(fs.open_input(path))
+        return po.ORCFile(fs.open_input(path, size=size))
     except (CorruptFileError, StorageError):
         raise
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 from urllib.parse import unquote
@@ -13,12 +12,13 @@ from ..acid.snapshot import ValidIdList
 from ..acid.state import AcidState, list_files_recursive, select_acid_state
 from ..exceptions import SchemaMismatchError
 from ..io.filesystem import FileStatus, FileSystem
+from ..io.parallel import list_dirs_parallel
 
 log = logging.getLogger(__name__)
 
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _PARTITION_RE = re.compile(r"^([^=]+)=(.*)$")
-LIST_THREADS = 8
+LIST_THREADS = 16
 
 
 @dataclass
@@ -84,10 +84,11 @@ def discover_partitions(fs: FileSystem, table_path: str,
 
 
 def _list_many(fs: FileSystem, paths: list[str]) -> list[list[FileStatus]]:
+    """Listings in the order of ``paths``, fetched in parallel (the cost on remote storage)."""
     if len(paths) <= 1:
         return [fs.list_dir(p) for p in paths]
-    with ThreadPoolExecutor(max_workers=min(LIST_THREADS, len(paths))) as pool:
-        return list(pool.map(fs.list_dir, paths))
+    listed = list_dirs_parallel(fs, paths, max_workers=LIST_THREADS)
+    return [listed[p] for p in paths]
 
 
 def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,

@@ -55,6 +55,7 @@ class FileSlice:
     first_stripe: int = 0
     end_stripe: Optional[int] = None  # None: to the end
     first_row: int = 0  # rows before first_stripe within the file
+    file_size: Optional[int] = None  # bytes of the whole file (from the listing)
     flush_length: Optional[int] = None
     file_format: str = "orc"
     deletes: tuple[DeleteFile, ...] = ()
@@ -155,7 +156,7 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
                     bucket = 0 if bucket is None else bucket
                 fl = _flush(fs, d, f)
                 slice_ = FileSlice(
-                    path=f.path, size=fl if fl is not None else f.size, kind=kind,
+                    path=f.path, size=fl if fl is not None else f.size, kind=kind, file_size=f.size,
                     partition_index=index, bucket_id=bucket,
                     dir_min_write_id=data_min, dir_max_write_id=d.max_write_id,
                     dir_statement_id=d.statement_id, check_current_write_id=check,
@@ -174,7 +175,8 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
             bucket = parse_original_file(f.name)
             if bucket is None:
                 bucket = 0
-            slice_ = FileSlice(path=f.path, size=f.size, kind=ORIGINAL, partition_index=index,
+            slice_ = FileSlice(path=f.path, size=f.size, file_size=f.size, kind=ORIGINAL,
+                               partition_index=index,
                                bucket_id=bucket, deletes=deletes_for(bucket, 0, -1))
             if not st.has_acid_dirs and sniff_format(fs, f.path) != "orc":
                 raise NotAnAcidTableError(
@@ -220,7 +222,7 @@ def _flush(fs: FileSystem, d: ParsedDir, f: FileStatus) -> Optional[int]:
 def _with_row_offset(fs: FileSystem, s: FileSlice, offsets: dict[int, int]) -> FileSlice:
     """Synthetic row ids continue across earlier files of the same bucket (path order)."""
     start = offsets.get(s.bucket_id, 0)
-    nrows = open_orc(fs, s.path).nrows
+    nrows = open_orc(fs, s.path, size=s.file_size).nrows
     offsets[s.bucket_id] = start + nrows
     return FileSlice(**{**s.__dict__, "row_offset": start})
 

@@ -92,7 +92,7 @@ def load_delete_events(fs: FileSystem, deletes: Sequence[DeleteFile],
     """Read the key columns of the delete files; keep events whose currentTransaction is valid."""
     parts = []
     for d in deletes:
-        orc = open_orc(fs, d.path, d.flush_length)
+        orc = open_orc(fs, d.path, d.flush_length, size=d.size if d.flush_length is None else None)
         if orc.nrows == 0:
             continue
         if not is_acid_schema(orc.schema):
@@ -151,7 +151,8 @@ class TaskReader:
         if s.file_format == "parquet":
             yield from self._read_parquet(s)
             return
-        orc = open_orc(self.fs, s.path, s.flush_length)
+        orc = open_orc(self.fs, s.path, s.flush_length,
+                       size=s.file_size if s.flush_length is None else None)
         if orc.nrows == 0:
             return
         acid = is_acid_schema(orc.schema)
