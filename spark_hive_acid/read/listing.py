@@ -92,17 +92,30 @@ def _list_many(fs: FileSystem, paths: list[str]) -> list[list[FileStatus]]:
 
 
 def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
-               insert_only: bool) -> tuple[list[str], list[PartitionListing]]:
-    """Partition names and, per leaf directory, the snapshot's state and files."""
-    root_children = fs.list_dir(table_path)
-    names, leaves = discover_partitions(fs, table_path, root_children)
+               insert_only: bool, known_partitions: Optional[tuple[list[str], list[tuple[str, tuple]]]] = None
+               ) -> tuple[list[str], list[PartitionListing]]:
+    """Partition names and, per leaf directory, the snapshot's state and files.
+
+    ``known_partitions`` (names, [(location, raw values)]) comes from a metastore; without it the
+    partitions are discovered from ``k=v`` directory names below the table."""
+    if known_partitions is not None:
+        names, leaves = known_partitions
+        root_children = None
+    else:
+        root_children = fs.list_dir(table_path)
+        names, leaves = discover_partitions(fs, table_path, root_children)
     listings: list[PartitionListing] = []
-    children_by_leaf = ({table_path: root_children} if not names
-                        else dict(zip([p for p, _ in leaves], _list_many(fs, [p for p, _ in leaves]))))
+    if not names and root_children is not None:
+        children_by_leaf = {table_path: root_children}
+    else:
+        listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
+                                    missing_ok=True) if leaves else {}
+        children_by_leaf = {p: listed[p] for p, _ in leaves}
     for leaf_path, raw_values in leaves:
         state = select_acid_state(fs, children_by_leaf[leaf_path], write_ids, txns,
                                   insert_only=insert_only, partition_path=leaf_path)
-        values = tuple(unescape_partition_value(v) for v in raw_values)
+        values = tuple(v if known_partitions is not None and v != HIVE_DEFAULT_PARTITION
+                       else unescape_partition_value(v) for v in raw_values)
         listings.append(PartitionListing(leaf_path, values, state))
     # list the selected ACID directories (in parallel: the cost on remote storage)
     dirs: list[ParsedDir] = []

@@ -64,6 +64,8 @@ class ReadOptions:
     split_bytes: int = DEFAULT_SPLIT_BYTES
     max_delete_events: int = DEFAULT_MAX_DELETE_EVENTS
     insert_only: Optional[bool] = None  # None: detect
+    table: Optional[str] = None  # "db.tbl": read through the Hive Metastore
+    txns_given: bool = False
     raw: tuple[tuple[str, str], ...] = ()  # every option, for file-system factories
 
     @property
@@ -74,11 +76,16 @@ class ReadOptions:
     def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
         opts = {k.lower(): v for k, v in options.items()}
         path = opts.get("path")
+        table = (opts.get("table") or "").strip() or None
         if not path and opts.get("paths"):
             raise InvalidOptionError("hiveacid reads one table per load(): pass a single path")
-        if not path:
+        if path and table:
             raise InvalidOptionError(
-                "No table given: use spark.read.format('hiveacid').load('/path/to/table')")
+                f"Give either a path ({path}) or option table ({table}), not both")
+        if not path and not table:
+            raise InvalidOptionError(
+                "No table given: use spark.read.format('hiveacid').load('/path/to/table') or "
+                ".option('table', 'db.tbl') with a metastore (option metastoreUri)")
         wid_raw = opts.get("validwriteids")
         write_ids = parse_write_ids(wid_raw, "validWriteIds") if wid_raw else None
         txns = parse_txns(opts.get("validtxns"), "validTxns")
@@ -96,7 +103,9 @@ class ReadOptions:
                     f"Option transactionalProperties='{props}' must be insert_only or default")
             insert_only = low == "insert_only"
         return cls(
-            path=path,
+            path=path or "",
+            table=table,
+            txns_given=bool(opts.get("validtxns")),
             write_ids=write_ids,
             txns=txns,
             include_row_id=parse_bool(opts, "includeRowId", False),

@@ -40,6 +40,41 @@ def _snapshot_from_log(fs: FileSystem, path: str) -> Optional[ValidIdList]:
     return txnlog.read_snapshot(fs, path)
 
 
+def layout_of(table) -> TableLayout:
+    """The layout a metastore table declares (columns, partitions, bucketing, properties)."""
+    return TableLayout(
+        columns=[tuple(c) for c in table.columns],
+        partition_columns=[tuple(c) for c in table.partition_keys],
+        bucket_columns=list(table.bucket_cols),
+        num_buckets=max(table.num_buckets, 0) if table.bucket_cols else 0,
+        bucketing_version=table.bucketing_version,
+        properties=dict(table.parameters),
+    )
+
+
+def _from_metastore(options: ReadOptions):
+    """(TableInfo, known partitions, (write ids, txns)) of the ``table`` option's table."""
+    from ..metastore.api import client_from_options, table_from_options
+
+    raw = options.options
+    db, tbl = table_from_options(raw)
+    with client_from_options(raw) as client:
+        table = client.get_table(db, tbl)
+        write_ids, txns = client.read_snapshot(table.db, table.name)
+        known = None
+        if table.partition_keys:
+            parts = client.list_partitions(table.db, table.name)
+            known = (table.partition_names,
+                     [(get_filesystem(p.location, raw)[1], tuple(p.values)) for p in parts])
+    if table.is_insert_only and table.input_format and "orc" not in table.input_format.lower() \
+            and "parquet" not in table.input_format.lower():
+        raise UnsupportedTypeError(
+            f"Table {table.full_name} stores its files as {table.input_format}: only ORC and "
+            "Parquet insert-only tables are read")
+    log.info("metastore snapshot of %s: write ids %s", table.full_name, write_ids.to_string())
+    return table, known, (write_ids, txns)
+
+
 def _read_type(t: pa.DataType, name: str) -> pa.DataType:
     """The emitted type; an unsupported type (uniontype) is kept as-is and refused only if the
     column is actually read, so ``columns`` can leave it out."""
@@ -76,26 +111,46 @@ class TableScan:
 
     def __init__(self, options: ReadOptions | Mapping[str, str]):
         self.options = options if isinstance(options, ReadOptions) else ReadOptions.parse(options)
-        self.fs, self.path = get_filesystem(self.options.path, self.options.options)
+        self.table_info = None
+        known_partitions = None
+        metastore_ids: Optional[tuple[ValidIdList, ValidIdList]] = None
+        if self.options.table:
+            self.table_info, known_partitions, metastore_ids = _from_metastore(self.options)
+            location = self.table_info.location
+        else:
+            location = self.options.path
+        self.fs, self.path = get_filesystem(location, self.options.options)
+        self.display = self.options.table or self.options.path
         st = self.fs.status(self.path)
         if st is None:
             raise TableNotFoundError(
-                f"Table path not found: {self.options.path}. Check the path, or create the table "
+                f"Table path not found: {self.display}. Check the path, or create the table "
                 "with df.write.format('hiveacid').save(path).")
         if not st.is_dir:
-            raise TableNotFoundError(f"Table path {self.options.path} is a file, not a table directory")
-        self.layout: Optional[TableLayout] = load_layout(self.fs, self.path)
+            raise TableNotFoundError(f"Table path {self.display} is a file, not a table directory")
+        if self.table_info is not None:
+            self.layout: Optional[TableLayout] = layout_of(self.table_info)
+        else:
+            self.layout = load_layout(self.fs, self.path)
         write_ids = self.options.write_ids
+        txns = self.options.txns
+        if metastore_ids is not None:
+            write_ids = write_ids or metastore_ids[0]
+            txns = txns if self.options.txns_given else metastore_ids[1]
         if write_ids is None:
             write_ids = _snapshot_from_log(self.fs, self.path) or ValidIdList.all_valid()
         self.write_ids = write_ids
+        self.txns = txns
         insert_only = self.options.insert_only
+        if insert_only is None and self.table_info is not None:
+            insert_only = self.table_info.is_insert_only
         if insert_only is None:
             insert_only = bool(self.layout and self.layout.insert_only)
         self.insert_only = insert_only
         self.plan: TablePlan = plan_table(
-            self.fs, self.path, write_ids, self.options.txns, insert_only=insert_only,
-            split_bytes=self.options.split_bytes, has_layout=self.layout is not None)
+            self.fs, self.path, write_ids, txns, insert_only=insert_only,
+            split_bytes=self.options.split_bytes, has_layout=self.layout is not None,
+            known_partitions=known_partitions)
         self.data_columns = self._data_columns()
         self.partition_columns = self._partition_columns()
 
@@ -105,7 +160,7 @@ class TableScan:
             return [Column(n, hive_to_arrow(t, n)) for n, t in self.layout.columns]
         if self.plan.schema_file is None:
             raise SchemaMismatchError(
-                f"Cannot determine the schema of {self.options.path}: the snapshot has no data "
+                f"Cannot determine the schema of {self.display}: the snapshot has no data "
                 "files. Pass the schema with spark.read.schema(...).")
         path = self.plan.schema_file
         if sniff_format(self.fs, path) == "parquet":
@@ -151,7 +206,7 @@ class TableScan:
             col = by_name.get(name.lower())
             if col is None:
                 raise SchemaMismatchError(
-                    f"Option columns names '{name}', which {self.options.path} does not have; "
+                    f"Option columns names '{name}', which {self.display} does not have; "
                     f"columns are: {', '.join(c.name for c in every)}")
             _check_supported(col)
             out.append(col)
@@ -172,7 +227,7 @@ class TableScan:
                 out.append(OutputColumn("partition", part_idx[low], name))
             else:
                 raise SchemaMismatchError(
-                    f"Column '{name}' of the requested schema does not exist in {self.options.path}; "
+                    f"Column '{name}' of the requested schema does not exist in {self.display}; "
                     f"columns are: {', '.join(c.name for c in self.all_columns(True))}")
         return tuple(out)
 
