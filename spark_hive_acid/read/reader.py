@@ -15,6 +15,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.orc as po
 
 from ..acid import bucket_codec
 from ..acid.snapshot import ValidIdList
@@ -87,16 +88,23 @@ class _DeleteSetCache:
 _CACHE = _DeleteSetCache()
 
 
-def load_delete_events(fs: FileSystem, deletes: Sequence[DeleteFile],
-                       write_ids: ValidIdList) -> DeleteEventSet:
-    """Read the key columns of the delete files; keep events whose currentTransaction is valid."""
-    parts = []
+def _open_delete_files(fs: FileSystem, deletes: Sequence[DeleteFile]) -> list[tuple[DeleteFile, po.ORCFile]]:
+    opened = []
     for d in deletes:
         orc = open_orc(fs, d.path, d.flush_length, size=d.size if d.flush_length is None else None)
         if orc.nrows == 0:
-            continue
+            continue  # Hive skips delete files with no events too
         if not is_acid_schema(orc.schema):
             raise CorruptFileError(f"Delete delta file {d.path} does not have the ACID event schema")
+        opened.append((d, orc))
+    return opened
+
+
+def load_delete_events(opened: Sequence[tuple[DeleteFile, po.ORCFile]],
+                       write_ids: ValidIdList) -> DeleteEventSet:
+    """Read the key columns of the delete files; keep events whose currentTransaction is valid."""
+    parts = []
+    for d, orc in opened:
         names = acid_field_names(orc.schema)
         cols = [names["originalTransaction"], names["bucket"], names["rowId"],
                 names["currentTransaction"]]
@@ -115,20 +123,21 @@ def load_delete_events(fs: FileSystem, deletes: Sequence[DeleteFile],
 
 def delete_set_for(fs: FileSystem, s: FileSlice, write_ids: ValidIdList,
                    max_events: int = DEFAULT_MAX_DELETE_EVENTS):
-    """The delete events that apply to a slice: an in-memory set, or, beyond ``max_events``
-    events, a streaming sort-merge with bounded memory (Hive's fallback too)."""
+    """The delete events that apply to a slice: an in-memory set (cached per worker), or, beyond
+    ``max_events`` events, a streaming sort-merge with bounded memory (Hive's fallback too)."""
     if not s.deletes:
         return DeleteEventSet.empty()
     key = (tuple((d.path, d.size, d.flush_length) for d in s.deletes), write_ids)
     cached = _CACHE.peek(key)
     if cached is not None:
         return cached
-    total = sum(open_orc(fs, d.path, d.flush_length).nrows for d in s.deletes)
+    opened = _open_delete_files(fs, s.deletes)
+    total = sum(orc.nrows for _, orc in opened)
     if total > max_events:
         log.info("%d delete events for %s exceed maxDeleteEventsInMemory=%d: streaming them",
                  total, s.path, max_events)
-        return StreamingDeletes(fs, [(d.path, d.flush_length) for d in s.deletes], write_ids)
-    return _CACHE.get(key, lambda: load_delete_events(fs, s.deletes, write_ids))
+        return StreamingDeletes(fs, [(d.path, d.flush_length) for d, _ in opened], write_ids)
+    return _CACHE.get(key, lambda: load_delete_events(opened, write_ids))
 
 
 class TaskReader:
