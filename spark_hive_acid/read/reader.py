@@ -62,6 +62,21 @@ class ReadSpec:
     stripe_filter: Optional[Callable] = None  # (file_path, stripe_stats) -> bool keep
 
 
+@dataclass(frozen=True)
+class _SliceLayout:
+    """How one file is read: its column names and the filtering it needs."""
+
+    acid: bool
+    names: dict  # canonical ACID field name -> this file's spelling
+    file_cols: list  # the file's data column names, by position
+    present: list  # table positions of needed data columns that the file has
+    read_cols: list  # ORC columns to read
+    read_keys: bool  # read ROW__ID columns from the file
+    synthetic_keys: bool  # compute ROW__IDs (original / raw files)
+    check_current_write_id: bool
+    deletes: Optional[object]  # DeleteEventSet | StreamingDeletes | None
+
+
 class _DeleteSetCache:
     """A few delete-event sets kept per worker process: Spark reuses Python workers, and the
     tasks of one bucket/partition share their delete files."""
@@ -164,116 +179,107 @@ class TaskReader:
                        size=s.file_size if s.flush_length is None else None)
         if orc.nrows == 0:
             return
-        acid = is_acid_schema(orc.schema)
-        if acid:
-            names = acid_field_names(orc.schema)
-            file_cols = [f.name for f in orc.schema.field(5).type]
-        else:
-            names = {}
-            file_cols = list(orc.schema.names)
+        layout = self._layout(s, orc.schema)
+        end = s.end_stripe if s.end_stripe is not None else orc.nstripes
+        skipped = self._stripes_to_skip(s, layout, end)
+        row_base = s.first_row
+        for stripe in range(s.first_stripe, end):
+            if stripe in skipped:
+                row_base += skipped[stripe]  # still counts for synthetic row ids
+                continue
+            batch = self._read_stripe(orc, s, stripe, list(layout.read_cols))
+            if batch.num_rows:
+                out = self._assemble(s, layout, batch, row_base)
+                row_base += batch.num_rows
+                if out is not None and out.num_rows:
+                    yield out
+
+    def _layout(self, s: FileSlice, schema: pa.Schema) -> "_SliceLayout":
+        """Which columns of this file to read, and what filtering it needs."""
+        acid = is_acid_schema(schema)
+        names = acid_field_names(schema) if acid else {}
+        file_cols = [f.name for f in schema.field(5).type] if acid else list(schema.names)
         deletes = (delete_set_for(self.fs, s, self.spec.write_ids, self.spec.max_delete_events)
                    if s.kind != INSERT_ONLY else None)
-        need_keys = acid and (self.needs_row_id or (deletes is not None and len(deletes) > 0))
+        has_deletes = deletes is not None and len(deletes) > 0
+        need_keys = self.needs_row_id or has_deletes
         check_cur = acid and s.check_current_write_id
-        read_cols: list[str] = []
-        if need_keys:
-            read_cols += [names["originalTransaction"], names["bucket"], names["rowId"]]
-        if check_cur:
-            read_cols.append(names["currentTransaction"])
         present = [i for i in self.data_needed if i < len(file_cols)]
-        nested_ok = all("." not in file_cols[i] for i in present)
+        read_cols: list[str] = []
         if acid:
-            if present:
-                read_cols += ([f"{names['row']}.{file_cols[i]}" for i in present] if nested_ok
-                              else [names["row"]])
+            if need_keys:
+                read_cols += [names["originalTransaction"], names["bucket"], names["rowId"]]
+            if check_cur:
+                read_cols.append(names["currentTransaction"])
+            if present and all("." not in file_cols[i] for i in present):
+                read_cols += [f"{names['row']}.{file_cols[i]}" for i in present]
+            elif present:
+                read_cols.append(names["row"])
         else:
             read_cols += [file_cols[i] for i in present]
         if not read_cols:  # e.g. count(*) without deletes: read the cheapest column
             read_cols = [names["operation"]] if acid else [file_cols[0]]
-        end = s.end_stripe if s.end_stripe is not None else orc.nstripes
-        skip = self._stripes_to_skip(s, acid, names, file_cols, end)
-        row_base = s.first_row
-        for stripe in range(s.first_stripe, end):
-            if stripe in skip:
-                # rows still count towards synthetic row ids of originals
-                row_base += self._stripe_rows(s, stripe)
-                continue
-            try:
-                batch = orc.read_stripe(stripe, columns=read_cols)
-            except pa.ArrowInvalid as e:
-                if "out of range for nanosecond" not in str(e):
-                    raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
-                batch = read_stripe_microseconds(self.fs, s, stripe, orc.schema)
-            except OSError as e:
-                raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
-            n = batch.num_rows
-            if n == 0:
-                continue
-            out = self._assemble(s, batch, acid, names, file_cols, present, need_keys, check_cur,
-                                 deletes, row_base)
-            row_base += n
-            if out is not None and out.num_rows:
-                yield out
+        synthetic = not acid and s.kind != INSERT_ONLY and need_keys
+        return _SliceLayout(acid, names, file_cols, present, read_cols, need_keys and acid,
+                            synthetic, check_cur, deletes if has_deletes else None)
 
-    def _assemble(self, s: FileSlice, batch: pa.RecordBatch, acid: bool, names: dict,
-                  file_cols: list[str], present: list[int], need_keys: bool, check_cur: bool,
-                  deletes: Optional[DeleteEventSet], row_base: int) -> Optional[pa.RecordBatch]:
+    def _read_stripe(self, orc: po.ORCFile, s: FileSlice, stripe: int,
+                     columns: list[str]) -> pa.RecordBatch:
+        try:
+            return orc.read_stripe(stripe, columns=columns)
+        except pa.ArrowInvalid as e:
+            if "out of range for nanosecond" not in str(e):
+                raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
+            return read_stripe_microseconds(self.fs, s, stripe, orc.schema)
+        except OSError as e:
+            raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
+
+    def _keys(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch, row_base: int):
+        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or (None,)*3."""
+        n = batch.num_rows
+        if layout.read_keys:
+            names = layout.names
+            return (batch.column(names["originalTransaction"]).to_numpy(),
+                    batch.column(names["bucket"]).to_numpy(),
+                    batch.column(names["rowId"]).to_numpy())
+        if layout.synthetic_keys:  # original / raw files: Hive's synthetic ROW__IDs
+            first = s.row_offset + row_base
+            return (np.full(n, s.synthetic_write_id, dtype=np.int64),
+                    np.full(n, bucket_codec.encode(s.bucket_id, s.dir_statement_id), dtype=np.int32),
+                    np.arange(first, first + n, dtype=np.int64))
+        return None, None, None
+
+    def _assemble(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch,
+                  row_base: int) -> Optional[pa.RecordBatch]:
         n = batch.num_rows
         mask: Optional[np.ndarray] = None
-        # --- keys and validity ----------------------------------------------------------------
-        owid = bp = rid = None
-        if acid and need_keys:
-            owid = batch.column(names["originalTransaction"]).to_numpy()
-            bp = batch.column(names["bucket"]).to_numpy()
-            rid = batch.column(names["rowId"]).to_numpy()
-        elif not acid and s.kind != INSERT_ONLY and (self.needs_row_id or (deletes is not None and len(deletes))):
-            owid = np.full(n, s.synthetic_write_id, dtype=np.int64)
-            bp = np.full(n, bucket_codec.encode(s.bucket_id, s.dir_statement_id)
-                         if s.kind != ACID else bucket_codec.encode(s.bucket_id, 0), dtype=np.int32)
-            rid = np.arange(s.row_offset + row_base, s.row_offset + row_base + n, dtype=np.int64)
-        if check_cur:
-            cur = batch.column(names["currentTransaction"]).to_numpy()
-            valid = self.spec.write_ids.valid_mask(cur)
+        owid, bp, rid = self._keys(s, layout, batch, row_base)
+        if layout.check_current_write_id:
+            valid = self.spec.write_ids.valid_mask(batch.column(layout.names["currentTransaction"]).to_numpy())
             if not valid.all():
                 mask = valid
-        if deletes is not None and owid is not None:
-            deleted = deletes.deleted_mask(owid, bp, rid)
+        if layout.deletes is not None and owid is not None:
+            deleted = layout.deletes.deleted_mask(owid, bp, rid)
             if deleted is not None:
                 mask = ~deleted if mask is None else (mask & ~deleted)
-        # --- data columns -------------------------------------------------------------------
-        data: dict[int, pa.Array] = {}
-        if acid and present:
-            row = batch.column(names["row"])
-            if row.null_count:
-                row = _struct_with_parent_nulls(row)
-            for i in present:
-                child = row.field(file_cols[i])
-                data[i] = self._conform(child, i, s)
-        else:
-            for i in present:
-                data[i] = self._conform(batch.column(file_cols[i]), i, s)
-        for i in self.data_needed:
-            if i not in data:  # file written before the column was added
-                data[i] = pa.nulls(n, self.spec.data_types[i])
+        data = self._data_columns(s, layout, batch)
         if self.spec.predicate is not None:
             pred = self.spec.predicate(data)
             if pred is not None:
                 keep = pc.fill_null(pred, False).to_numpy(zero_copy_only=False)
                 mask = keep if mask is None else (mask & keep)
-        # --- output ---------------------------------------------------------------------------
         arrays = []
         for col, field in zip(self.spec.columns, self.spec.arrow_schema):
             if col.kind == "data":
                 arr = data[col.index]
             elif col.kind == "partition":
                 arr = _constant(self.spec.partition_values[s.partition_index][col.index], field.type, n)
+            elif owid is None:  # insert-only tables have no ROW__ID
+                arr = pa.nulls(n, ROW_ID_TYPE)
             else:
-                if owid is None:  # insert-only tables have no ROW__ID
-                    arr = pa.nulls(n, ROW_ID_TYPE)
-                else:
-                    arr = pa.StructArray.from_arrays(
-                        [pa.array(owid, pa.int64()), pa.array(bp, pa.int32()), pa.array(rid, pa.int64())],
-                        fields=list(ROW_ID_TYPE))
+                arr = pa.StructArray.from_arrays(
+                    [pa.array(owid, pa.int64()), pa.array(bp, pa.int32()), pa.array(rid, pa.int64())],
+                    fields=list(ROW_ID_TYPE))
             if not arr.type.equals(field.type):
                 arr = arr.cast(field.type)
             arrays.append(arr)
@@ -284,34 +290,43 @@ class TaskReader:
             out = out.filter(pa.array(mask))
         return out
 
-    def _stripes_to_skip(self, s: FileSlice, acid: bool, names: dict, file_cols: list[str],
-                         end: int) -> set[int]:
+    def _data_columns(self, s: FileSlice, layout: "_SliceLayout",
+                      batch: pa.RecordBatch) -> dict[int, pa.Array]:
+        """The needed data columns by table position, conformed to the table's types."""
+        data: dict[int, pa.Array] = {}
+        if layout.acid and layout.present:
+            row = batch.column(layout.names["row"])
+            if row.null_count:
+                row = _struct_with_parent_nulls(row)
+            for i in layout.present:
+                data[i] = self._conform(row.field(layout.file_cols[i]), i, s)
+        else:
+            for i in layout.present:
+                data[i] = self._conform(batch.column(layout.file_cols[i]), i, s)
+        for i in self.data_needed:
+            if i not in data:  # a file written before the column was added
+                data[i] = pa.nulls(batch.num_rows, self.spec.data_types[i])
+        return data
+
+    def _stripes_to_skip(self, s: FileSlice, layout: "_SliceLayout", end: int) -> dict[int, int]:
         pred = self.spec.predicate
         conds = getattr(pred, "conds", ())
         if not conds or s.flush_length is not None:
-            return set()
+            return {}
         paths: dict[str, Optional[str]] = {}
         for name, i in pred.index_of:
-            if i < len(file_cols):
-                paths[name] = f"{names['row']}.{file_cols[i]}" if acid else file_cols[i]
-            else:
+            if i >= len(layout.file_cols):
                 paths[name] = None
+            elif layout.acid:
+                paths[name] = f"{layout.names['row']}.{layout.file_cols[i]}"
+            else:
+                paths[name] = layout.file_cols[i]
         try:
-            with self.fs.open_input(s.path) as fh:
-                skip = stripes_to_skip(fh, conds, paths, s.first_stripe, end)
+            with self.fs.open_input(s.path, size=s.file_size) as fh:
+                return stripes_to_skip(fh, conds, paths, s.first_stripe, end)
         except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
             log.debug("no stripe skipping for %s: %s", s.path, e)
-            return set()
-        if skip and not acid:
-            with self.fs.open_input(s.path) as fh:
-                import pyorc
-
-                reader = pyorc.Reader(fh)
-                self._rows_per_stripe = {(s.path, i): len(reader.read_stripe(i)) for i in skip}
-        return skip
-
-    def _stripe_rows(self, s: FileSlice, stripe: int) -> int:
-        return getattr(self, "_rows_per_stripe", {}).get((s.path, stripe), 0)
+            return {}
 
     def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
         """Cast a file column to the table's type (schema evolution: widening only)."""
@@ -344,7 +359,8 @@ class TaskReader:
         present = [i for i in self.data_needed if i < len(file_cols)]
         cols = [file_cols[i] for i in present] or file_cols[:1]
         for batch in pf.iter_batches(columns=cols):
-            out = self._assemble(s, batch, False, {}, file_cols, present, False, False, None, 0)
+            layout = _SliceLayout(False, {}, file_cols, present, cols, False, False, False, None)
+            out = self._assemble(s, layout, batch, 0)
             if out is not None and out.num_rows:
                 yield out
 

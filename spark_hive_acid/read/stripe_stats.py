@@ -64,8 +64,9 @@ def cond_rules_out(c: Cond, stats: Optional[dict]) -> bool:
 
 
 def stripes_to_skip(fh, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
-                    first: int, end: int) -> set[int]:
-    """Indexes of stripes in [first, end) that no row can come from.
+                    first: int, end: int) -> dict[int, int]:
+    """``{stripe index: its row count}`` of the stripes in [first, end) no row can come from
+    (the counts keep synthetic row ids of original files right).
 
     ``column_paths`` maps a condition's column to its ORC column path in this file (e.g.
     ``row.amount``) or None when the file lacks the column.
@@ -74,19 +75,19 @@ def stripes_to_skip(fh, conds: Sequence[Cond], column_paths: dict[str, Optional[
 
     usable = [c for c in conds if c.column in column_paths]
     if not usable:
-        return set()
+        return {}
     reader = pyorc.Reader(fh)
     ids = {}
     for c in usable:
         path = column_paths[c.column]
         ids[c.column] = None if path is None else reader.schema.find_column_id(path)
-    skip = set()
+    skip: dict[int, int] = {}
     for i in range(first, end):
         stripe = reader.read_stripe(i)
         for c in usable:
             col_id = ids[c.column]
             stats = None if col_id is None else stripe[col_id].statistics
             if cond_rules_out(c, stats):
-                skip.add(i)
+                skip[i] = len(stripe)
                 break
     return skip
