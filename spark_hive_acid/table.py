@@ -308,7 +308,7 @@ class HiveAcidMergeBuilder:
             joined = self._source.join(target, _col(self._condition), how)
             is_matched = target[marker].isNotNull()
             if self._matched:
-                self._check_cardinality(joined, target)
+                self._check_cardinality(joined, target, spec.partition_names)
             action = None
             values: dict[str, Column] = {n: None for n in names}  # type: ignore[misc]
             dels, ins = None, None
@@ -353,10 +353,12 @@ class HiveAcidMergeBuilder:
         return table._run("merge", build)
 
     @staticmethod
-    def _check_cardinality(joined: DataFrame, target: DataFrame) -> None:
+    def _check_cardinality(joined: DataFrame, target: DataFrame, partitions) -> None:
+        # ROW__ID is unique within a partition directory, so the key includes the partition values
         marker = "__hiveacid_matched"
+        key = [target[dml.ROW_ID]] + [target[p] for p in partitions]
         dup = (joined.filter(target[marker].isNotNull())
-               .groupBy(target[dml.ROW_ID]).count().filter(F.col("count") > 1).limit(1).collect())
+               .groupBy(*key).count().filter(F.col("count") > 1).limit(1).collect())
         if dup:
             rid = dup[0][0]
             raise CardinalityViolationError(

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from ..exceptions import CommitConflictError, CorruptFileError, StorageError, TableNotFoundError
+from ..exceptions import CommitConflictError, StorageError, TableNotFoundError
 from ..io.filesystem import FileSystem
 from .names import is_hidden, parse_acid_dir
 from .snapshot import ValidIdList
@@ -55,6 +55,8 @@ DML_OPERATIONS = frozenset({"delete", "update", "merge"})
 DEFAULT_TIMEOUT_S = 3600.0
 #: An event file still unreadable after this long belongs to a writer that died mid-write.
 VOID_EVENT_AFTER_S = 30.0
+#: An allocation record still unreadable after this long belongs to a writer that died at once.
+UNREADABLE_RECORD_GRACE_S = 5.0
 _MAX_RETRIES = 10_000
 
 
@@ -399,7 +401,15 @@ def cleanup(fs: FileSystem, table_path: str, write_id: int, *, published: bool =
 
 
 def _last_sign_of_life(fs: FileSystem, table_path: str, w: int) -> tuple[float, float]:
-    rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
+    """(last sign of life, timeout) of W, waiting briefly for a record that is being written."""
+    path = _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")
+    deadline = time.time() + UNREADABLE_RECORD_GRACE_S
+    rec = _read_json(fs, path)
+    while rec is None and time.time() < deadline:
+        time.sleep(0.01)
+        rec = _read_json(fs, path)
+    if rec is None:  # its allocator died between creating and writing the record
+        return 0.0, 0.0
     last = float(rec.get("startedAt", 0.0))
     timeout = float(rec.get("timeoutSeconds", DEFAULT_TIMEOUT_S))
     try:

@@ -16,8 +16,6 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Optional
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po

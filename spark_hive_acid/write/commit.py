@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.orc as po
 
 from ..acid import bucket_codec, txnlog
@@ -91,8 +92,7 @@ def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], 
     return StagedFile(first.partition, first.dir_name, first.bucket, s.path, s.inserts, s.deletes)
 
 
-def _struct_to_batch(row):
-    import pyarrow as pa
+def _struct_to_batch(row: pa.Array) -> pa.RecordBatch:
     if isinstance(row, pa.ChunkedArray):
         row = row.combine_chunks()
     return pa.RecordBatch.from_arrays(row.flatten(), names=[f.name for f in row.type])

@@ -23,7 +23,7 @@ import logging
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -140,7 +140,7 @@ def run_dml(spark, uri: str, options: dict, fs: FileSystem, table: TableSpec, la
     # Deletes: all events of one (old partition, writer id) in one task. Pure inserts (no row id):
     # spread by a hash of the row, deterministic so that task retries see the same rows.
     key = F.when(F.col(BP).isNotNull(), writer_id).otherwise(
-        F.abs(F.xxhash64(*[F.col(f"`{c}`") for c in table_data_names(table)])) % 1024)
+        F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in table_data_names(table)]), F.lit(1024)))
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     shuffled = plan.repartition(n, *[F.col(c) for c in part_cols], key)
     spec = DmlTaskSpec(uri, options, table, txn.write_id,

@@ -8,7 +8,6 @@ import pyarrow as pa
 
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
 from ..acid.names import is_hidden, parse_acid_dir
-from ..acid.txnlog import LOG_DIR
 from ..acid.types import arrow_to_hive
 from ..exceptions import InvalidOptionError, NotAnAcidTableError
 from ..io.filesystem import FileSystem
