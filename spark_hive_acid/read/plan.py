@@ -16,7 +16,8 @@ from ..acid.names import ParsedDir, parse_bucket_file, parse_original_file
 from ..acid.snapshot import RangeResponse, ValidIdList
 from ..exceptions import CorruptFileError, NotAnAcidTableError
 from ..io.filesystem import FileStatus, FileSystem
-from ..io.orc import flush_length, open_orc, sniff_format
+from ..acid import bucket_codec
+from ..io.orc import acid_field_names, flush_length, is_acid_schema, open_orc, sniff_format
 from .listing import PartitionListing, data_files_of_dir, list_table
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class FileSlice:
     flush_length: Optional[int] = None
     file_format: str = "orc"
     deletes: tuple[DeleteFile, ...] = ()
+    synthetic_v0: bool = False  # ORIGINAL in a Hive 2 table: synthetic bucket = plain number
 
 
 @dataclass(frozen=True)
@@ -172,12 +174,13 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
                 newest = max(newest, (d.max_write_id, f.path))
         # originals (only when no base was chosen)
         offsets: dict[int, int] = {}
+        v0 = bool(st.original_files) and _partition_uses_v0(fs, pl)
         for f in st.original_files:
             bucket = parse_original_file(f.name)
             if bucket is None:
                 bucket = 0
             slice_ = FileSlice(path=f.path, size=f.size, file_size=f.size, kind=ORIGINAL,
-                               partition_index=index,
+                               partition_index=index, synthetic_v0=v0,
                                bucket_id=bucket, deletes=deletes_for(bucket, 0, -1))
             if not st.has_acid_dirs and sniff_format(fs, f.path) != "orc":
                 raise NotAnAcidTableError(
@@ -211,6 +214,28 @@ def _newest_file_anywhere(fs: FileSystem, partitions: list[PartitionListing],
         if files:
             return sorted(files, key=lambda f: f.path)[0].path
     return None
+
+
+def _partition_uses_v0(fs: FileSystem, pl: PartitionListing) -> bool:
+    """Whether Hive 2 (BucketCodec V0: plain bucket numbers) wrote this partition's ACID files.
+
+    Original files get synthetic ROW__IDs; Hive 2 gives them the plain bucket number, Hive 3+ the
+    V1 bucket property, and the delete events written against them carry the same encoding. So
+    the first event of the partition's newest delete (else insert) delta decides, visible in the
+    snapshot or not; with no ACID files at all, Hive 3's encoding is used."""
+    dirs = [d for d in pl.state.all_acid_dirs if not d.is_base]  # visible in the snapshot or not
+    for d in sorted(dirs, key=lambda d: (not d.is_delete, -d.max_write_id)):
+        files = pl.dir_files.get(d.path)
+        for f in files if files is not None else fs.list_dir(d.path):
+            if parse_bucket_file(f.name) is None or f.size == 0:
+                continue
+            orc = open_orc(fs, f.path, _flush(fs, d, f), size=f.size)
+            if orc.nrows == 0 or not is_acid_schema(orc.schema):
+                continue
+            bucket_col = acid_field_names(orc.schema)["bucket"]
+            first = orc.read_stripe(0, columns=[bucket_col]).column(0)[0].as_py()
+            return bucket_codec.version_of(first) == 0
+    return False
 
 
 def _flush(fs: FileSystem, d: ParsedDir, f: FileStatus) -> Optional[int]:

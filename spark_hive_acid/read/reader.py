@@ -244,8 +244,9 @@ class TaskReader:
                     batch.column(names["rowId"]).to_numpy())
         if layout.synthetic_keys:  # original / raw files: Hive's synthetic ROW__IDs
             first = s.row_offset + row_base
+            bucket = s.bucket_id if s.synthetic_v0 else bucket_codec.encode(s.bucket_id, s.dir_statement_id)
             return (np.full(n, s.synthetic_write_id, dtype=np.int64),
-                    np.full(n, bucket_codec.encode(s.bucket_id, s.dir_statement_id), dtype=np.int32),
+                    np.full(n, bucket, dtype=np.int32),
                     np.arange(first, first + n, dtype=np.int64))
         return None, None, None
 
