@@ -153,3 +153,24 @@ def test_empty_snapshot_reads_as_empty_dataframe(spark, partitioned_table):
     assert [f.name for f in df.schema] == ["id", "name", "ds", "k"]
     assert df.count() == 0
     assert reader.schema("id int").load(partitioned_table).count() == 0
+
+
+def test_spark_submit_finds_the_format_without_register(tmp_path, corpus_copy):
+    """The `pyspark_hiveacid` module makes the format available to a fresh spark-submit job."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    table = corpus_copy("single_col")
+    script = tmp_path / "job.py"
+    script.write_text(
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        f"n = spark.read.format('hiveacid').option('validWriteIds', 'd.t:3:{2**63 - 1}::').load({table!r}).count()\n"
+        "print('ROWS', n)\n"
+        "spark.stop()\n")
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([str(submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
+                           str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert "ROWS 1" in done.stdout, done.stderr[-3000:]
