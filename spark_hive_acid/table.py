@@ -71,7 +71,8 @@ def ensure_registered(spark: SparkSession) -> None:
 
 
 class HiveAcidTable:
-    """A Hive ACID table in a directory (path mode)."""
+    """A Hive ACID table in a directory (path mode, ``forPath``) or named in the Hive Metastore
+    (``forName`` / ``create``; see ``spark_hive_acid.write.metastore_mode``)."""
 
     def __init__(self, spark: SparkSession, path: str, options: Optional[Mapping[str, str]] = None,
                  alias: Optional[str] = None):
@@ -93,6 +94,40 @@ class HiveAcidTable:
             raise NotAnAcidTableError(f"{path} is not a Hive ACID table")
         ensure_registered(spark)
         return cls(spark, path, options)
+
+    @classmethod
+    def forName(cls, spark: SparkSession, name: str,
+                options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
+        """The Hive ACID table ``db.tbl`` (or ``tbl`` in ``default``) of the Hive Metastore.
+
+        The metastore is the ``metastoreUri`` option, else the Spark conf
+        ``spark.hadoop.hive.metastore.uris``, else ``hive.metastore.uris`` in
+        ``$HIVE_CONF_DIR/hive-site.xml``. Other options: ``metastoreTimeout``,
+        ``lockWaitTimeout``, ``heartbeatInterval`` (docs/metastore.md). Raises TableNotFoundError,
+        NotAnAcidTableError, MetastoreUnavailableError (naming the URI).
+        """
+        from .write.metastore_mode import for_name
+        return for_name(spark, name, options)
+
+    @classmethod
+    def create(cls, spark: SparkSession, name: str, schema: Any, *,
+               partitionBy: Optional[Any] = None, bucketBy: Optional[Any] = None,
+               numBuckets: Optional[int] = None, properties: Optional[Mapping[str, str]] = None,
+               location: Optional[str] = None, bucketingVersion: Optional[int] = None,
+               compression: Optional[str] = None, ifNotExists: bool = False,
+               options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
+        """Register a transactional (full-ACID, ORC) table in the Hive Metastore and return it.
+
+        ``schema``: a StructType or DDL string with every column, partition columns included;
+        ``partitionBy`` / ``bucketBy``: column names (list or comma-separated); ``location``:
+        default the metastore's warehouse directory. Hive 2.x metastores accept full-ACID tables
+        only when bucketed (``bucketBy`` + ``numBuckets``).
+        """
+        from .write.metastore_mode import create_table
+        return create_table(spark, name, schema, partitionBy=partitionBy, bucketBy=bucketBy,
+                            numBuckets=numBuckets, properties=properties, location=location,
+                            bucketingVersion=bucketingVersion, compression=compression,
+                            ifNotExists=ifNotExists, options=options)
 
     def alias(self, name: str) -> "HiveAcidTable":
         """The same table under an alias usable in conditions (``"t.id = s.id"``)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -99,11 +99,17 @@ def _struct_to_batch(row: pa.Array) -> pa.RecordBatch:
 
 
 def publish(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction, staged: Iterable[StagedFile],
-            *, empty_bases: Sequence[str] = ()) -> CommitResult:
+            *, empty_bases: Sequence[str] = (), partition_dirs: Optional[Mapping[str, str]] = None,
+            record_intent: Optional[Callable[[list[str]], None]] = None) -> CommitResult:
     """Move staged files into their final directories (steps 1-2 of the module docstring).
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (insert overwrite
     of a partition that received no rows).
+
+    ``txn`` only needs a ``write_id``. ``partition_dirs`` maps a relative partition path
+    (``k=v/k2=v2``) to its directory when it is not below the table (metastore partitions with
+    their own location). ``record_intent(dirs)`` replaces the path-mode log's intent record (the
+    metastore mode keeps the list in memory instead of writing ``_hiveacid_txnlog``).
     """
     W = txn.write_id
     groups: dict[tuple[str, str, int], list[StagedFile]] = defaultdict(list)
@@ -117,12 +123,17 @@ def publish(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction, staged: I
     bases = [p for p in empty_bases if (p, base_dir_name(W)) not in {(f.partition, f.dir_name) for f in final}]
 
     def abs_dir(partition: str, dir_name: str) -> str:
+        if partition and partition_dirs and partition in partition_dirs:
+            return fs.join(partition_dirs[partition], dir_name)
         return fs.join(table.table_path, partition, dir_name) if partition \
             else fs.join(table.table_path, dir_name)
 
     dirs = sorted({abs_dir(f.partition, f.dir_name) for f in final}
                   | {abs_dir(p, base_dir_name(W)) for p in bases})
-    txnlog.record_intent(fs, table.table_path, W, dirs)
+    if record_intent is None:
+        txnlog.record_intent(fs, table.table_path, W, dirs)
+    else:
+        record_intent(dirs)
     for d in dirs:
         fs.mkdirs(d)
         write_acid_version_file(fs, d)

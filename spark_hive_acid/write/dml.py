@@ -54,6 +54,18 @@ class DmlTaskSpec:
     write_id: int
     data_names: tuple[str, ...]  # table data + partition column names, in the batch
     layout_json: str
+    txnlog_heartbeat: bool = True  # False for metastore tables: their txn lives in the metastore
+
+
+class _NoHeartbeat:
+    """Stands in for a task writer's path-mode heartbeat (which writes into ``_hiveacid_txnlog``)
+    when the transaction is a metastore one, heartbeated from the driver."""
+
+    def maybe(self) -> None:
+        return None
+
+
+NO_HEARTBEAT = _NoHeartbeat()
 
 
 def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -83,6 +95,8 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 w = deleters.get(stmt)
                 if w is None:
                     w = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage)
+                    if not spec.txnlog_heartbeat:
+                        w._beat = NO_HEARTBEAT  # type: ignore[assignment]
                 w.write(sel.column(names.index(OWID)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(BP)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(RID)).to_numpy(zero_copy_only=False),
@@ -95,6 +109,8 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 if w is None:
                     w = inserters[stmt] = InsertWriter(
                         fs, spec.table, InsertTarget(spec.write_id, stmt), stage, task)
+                    if not spec.txnlog_heartbeat:
+                        w._beat = NO_HEARTBEAT  # type: ignore[assignment]
                 data, parts = mapping.conform(sel)
                 w.write(data, parts)
         staged: list[StagedFile] = []
@@ -133,6 +149,15 @@ def heartbeats(fs: FileSystem, table_path: str, write_id: int, every_s: float = 
 def run_dml(spark, uri: str, options: dict, fs: FileSystem, table: TableSpec, layout: TableLayout,
             txn: txnlog.Transaction, plan) -> CommitResult:
     """Steps 4-5 for a prepared plan DataFrame with the columns of the module docstring."""
+    staged = stage_dml(spark, uri, options, table, layout, txn.write_id, plan)
+    dml_parts = sorted({f.partition for f in staged if f.deletes})
+    return commit_write(fs, table, txn, staged, dml_partitions=dml_parts)
+
+
+def stage_dml(spark, uri: str, options: dict, table: TableSpec, layout: TableLayout,
+              write_id: int, plan, *, txnlog_heartbeat: bool = True) -> list[StagedFile]:
+    """Step 4: run the Spark job that stages the delete/insert events of write id ``write_id``;
+    returns the staged files (nothing is in the table yet)."""
     from pyspark.sql import functions as F
 
     part_cols = [OLD_PREFIX + n for n in table.partition_names]
@@ -143,13 +168,11 @@ def run_dml(spark, uri: str, options: dict, fs: FileSystem, table: TableSpec, la
         F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in table_data_names(table)]), F.lit(1024)))
     n = int(spark.conf.get("spark.sql.shuffle.partitions"))
     shuffled = plan.repartition(n, *[F.col(c) for c in part_cols], key)
-    spec = DmlTaskSpec(uri, options, table, txn.write_id,
-                       tuple(table_data_names(table)), layout.to_json())
+    spec = DmlTaskSpec(uri, options, table, write_id,
+                       tuple(table_data_names(table)), layout.to_json(), txnlog_heartbeat)
     rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
-    staged = [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
-                         r["deletes"]) for r in rows]
-    dml_parts = sorted({f.partition for f in staged if f.deletes})
-    return commit_write(fs, table, txn, staged, dml_partitions=dml_parts)
+    return [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
+                       r["deletes"]) for r in rows]
 
 
 def map_in_arrow(df, func, schema: str):

@@ -53,7 +53,14 @@ def table_spec(path: str, layout: TableLayout) -> TableSpec:
 
 
 def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAcidArrowWriter":
-    """Entry point for ``HiveAcidDataSource.writer(schema, overwrite)``."""
+    """Entry point for ``HiveAcidDataSource.writer(schema, overwrite)``.
+
+    With the ``table`` option (and no path) the write goes through the Hive Metastore
+    (:mod:`spark_hive_acid.write.metastore_mode`).
+    """
+    if str(options.get("table") or "").strip():
+        from .metastore_mode import create_writer as create_metastore_writer
+        return create_metastore_writer(options, schema, overwrite)  # type: ignore[return-value]
     opts = WriteOptions.parse(options)
     fs, path = get_filesystem(opts.path, opts.raw)
     arrow_schema = spark_to_arrow_schema(schema)
