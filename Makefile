@@ -22,8 +22,9 @@ demo: $(STAMP)
 	$(PY) examples/quickstart.py $(WAREHOUSE)/quickstart
 	$(PY) examples/read_table.py $(WAREHOUSE)
 
+# HIVE_ACID_SLOW_TESTS=1: also the tests that start a second metastore / kill a second driver
 test: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider tests
+	HIVE_ACID_SLOW_TESTS=1 $(PY) -m pytest -p no:cacheprovider tests
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
