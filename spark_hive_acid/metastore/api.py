@@ -18,7 +18,7 @@ from ..exceptions import InvalidOptionError
 from .client import MetastoreClient
 from .model import TableInfo
 from .transaction import DEFAULT_LOCK_TIMEOUT_S, Operation, Transaction
-from .uris import _get_ci
+from ..option_lookup import get_option
 
 OPTION_TABLE = "table"
 OPTION_TIMEOUT = "metastoreTimeout"
@@ -40,7 +40,7 @@ def parse_table_name(text: str, default_db: str = "default") -> tuple[str, str]:
 
 def _float_option(options: Mapping[str, str], key: str, default: Optional[float]
                   ) -> Optional[float]:
-    raw = _get_ci(options, key)
+    raw = get_option(options, key)
     if raw is None or str(raw).strip() == "":
         return default
     try:
@@ -60,7 +60,7 @@ def client_from_options(options: Mapping[str, str],
 
 
 def table_from_options(options: Mapping[str, str]) -> tuple[str, str]:
-    raw = _get_ci(options, OPTION_TABLE)
+    raw = get_option(options, OPTION_TABLE)
     if not raw:
         raise InvalidOptionError(f"Missing option '{OPTION_TABLE}' (e.g. .option('table', "
                                  "'db.tbl')) to read through the Hive Metastore")

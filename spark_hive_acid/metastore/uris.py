@@ -19,6 +19,7 @@ from typing import Mapping, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from ..exceptions import InvalidOptionError
+from ..option_lookup import get_option
 from .errors import MetastoreNotConfiguredError
 
 log = logging.getLogger(__name__)
@@ -38,17 +39,6 @@ class MetastoreAddress(NamedTuple):
     @property
     def uri(self) -> str:
         return f"thrift://{self.host}:{self.port}"
-
-
-def _get_ci(options: Mapping[str, str], key: str) -> Optional[str]:
-    """Case-insensitive lookup (Spark data source options ignore case)."""
-    if key in options:
-        return options[key]
-    lower = key.lower()
-    for k, v in options.items():
-        if k.lower() == lower:
-            return v
-    return None
 
 
 def split_uris(value: str, where: str) -> list[str]:
@@ -94,7 +84,7 @@ def resolve_metastore_uris(options: Mapping[str, str],
         MetastoreNotConfiguredError: none of the three places names a metastore.
         InvalidOptionError: a URI is malformed.
     """
-    value = _get_ci(options, OPTION_URI)
+    value = get_option(options, OPTION_URI)
     if value and value.strip():
         return split_uris(value, f"option {OPTION_URI}")
     for key in SPARK_CONF_KEYS:

@@ -6,6 +6,7 @@ from typing import Mapping, Optional
 
 from ..acid.snapshot import ValidIdList, parse_txns, parse_write_ids
 from ..exceptions import InvalidOptionError
+from ..option_lookup import get_option
 
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_DELETE_EVENTS = 10_000_000
@@ -19,7 +20,7 @@ KNOWN_OPTIONS = {
 
 
 def parse_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = _get(options, key)
+    raw = get_option(options, key)
     if raw is None:
         return default
     low = raw.strip().lower()
@@ -31,7 +32,7 @@ def parse_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
 
 
 def parse_int(options: Mapping[str, str], key: str, default: int, minimum: int = 1) -> int:
-    raw = _get(options, key)
+    raw = get_option(options, key)
     if raw is None:
         return default
     try:
@@ -41,17 +42,6 @@ def parse_int(options: Mapping[str, str], key: str, default: int, minimum: int =
     if value < minimum:
         raise InvalidOptionError(f"Option {key}={value} must be >= {minimum}")
     return value
-
-
-def _get(options: Mapping[str, str], key: str) -> Optional[str]:
-    """Case-insensitive lookup (Spark's map is case-insensitive; plain dicts in tests are not)."""
-    if key in options:
-        return options[key]
-    low = key.lower()
-    for k, v in options.items():
-        if k.lower() == low:
-            return v
-    return None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Optional
 
-import pyarrow.orc as po
 
 from ..acid.names import ParsedDir, parse_bucket_file, parse_original_file
 from ..acid.snapshot import RangeResponse, ValidIdList

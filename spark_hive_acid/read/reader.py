@@ -27,7 +27,7 @@ from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
 from .stripe_stats import stripes_to_skip
-from .plan import ACID, INSERT_ONLY, DeleteFile, FileSlice, ReadTask
+from .plan import INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 
 log = logging.getLogger(__name__)
 

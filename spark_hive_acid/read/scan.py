@@ -18,7 +18,7 @@ from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTyp
 from ..io.filesystem import FileSystem, get_filesystem
 from ..io.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
-from .plan import INSERT_ONLY, ReadTask, TablePlan, plan_table
+from .plan import ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
 
 log = logging.getLogger(__name__)

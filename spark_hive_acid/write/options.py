@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ..exceptions import InvalidOptionError
+from ..option_lookup import get_option
 from .acid_file import orc_codec
 
 
 def _get(options: Mapping[str, str], key: str) -> Optional[str]:
-    v = options.get(key.lower())
-    if v is None:
-        v = options.get(key)
+    """The stripped option value; None when absent or blank."""
+    v = get_option(options, key)
     return None if v is None or str(v).strip() == "" else str(v).strip()
 
 
