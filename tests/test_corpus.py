@@ -88,3 +88,15 @@ class TestCorpusThroughSpark:
         row = df.filter("id = 2730").collect()[0]
         assert row.timestamp_col == datetime.datetime(2009, 10, 1, 0, 0)
         assert df.count() == 7300
+
+
+@pytest.mark.parametrize("name", ["nation25k", "alltypes_original"])
+def test_small_assembly_chunks_give_the_same_rows_and_row_ids(corpus_copy, monkeypatch, name):
+    from spark_hive_acid.read import reader
+
+    path = corpus_copy(name)
+    whole = read_table(path, includeRowId=True)
+    monkeypatch.setattr(reader, "ASSEMBLY_ROWS", 777)
+    chunked = read_table(path, includeRowId=True)
+    assert chunked.equals(whole)
+    assert max(b.num_rows for b in chunked.to_batches()) <= 777

@@ -31,6 +31,8 @@ from .plan import INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 
 log = logging.getLogger(__name__)
 
+ASSEMBLY_ROWS = 256 * 1024  # rows per yielded batch at most
+
 ROW_ID_TYPE = pa.struct([pa.field("writeId", pa.int64()), pa.field("bucketId", pa.int32()),
                          pa.field("rowId", pa.int64())])
 
@@ -188,11 +190,14 @@ class TaskReader:
                 row_base += skipped[stripe]  # still counts for synthetic row ids
                 continue
             batch = self._read_stripe(orc, s, stripe, list(layout.read_cols))
-            if batch.num_rows:
-                out = self._assemble(s, layout, batch, row_base)
-                row_base += batch.num_rows
+            # assemble in bounded chunks: the masks, casts and filtered copies of a whole 64 MB
+            # stripe would otherwise all be alive at once
+            for offset in range(0, batch.num_rows, ASSEMBLY_ROWS):
+                chunk = batch.slice(offset, ASSEMBLY_ROWS)
+                out = self._assemble(s, layout, chunk, row_base + offset)
                 if out is not None and out.num_rows:
                     yield out
+            row_base += batch.num_rows
 
     def _layout(self, s: FileSlice, schema: pa.Schema) -> "_SliceLayout":
         """Which columns of this file to read, and what filtering it needs."""

@@ -166,8 +166,10 @@ def stage_dml(spark, uri: str, options: dict, table: TableSpec, layout: TableLay
     # spread by a hash of the row, deterministic so that task retries see the same rows.
     key = F.when(F.col(BP).isNotNull(), writer_id).otherwise(
         F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in table_data_names(table)]), F.lit(1024)))
-    n = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    shuffled = plan.repartition(n, *[F.col(c) for c in part_cols], key)
+    # No explicit partition count: adaptive execution then coalesces the (mostly empty) shuffle
+    # partitions, so a small DML does not start spark.sql.shuffle.partitions Python tasks.
+    # Coalescing only merges whole partitions: one (partition, writer id) group stays in one task.
+    shuffled = plan.repartition(*[F.col(c) for c in part_cols], key)
     spec = DmlTaskSpec(uri, options, table, write_id,
                        tuple(table_data_names(table)), layout.to_json(), txnlog_heartbeat)
     rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
