@@ -47,7 +47,7 @@ def main(warehouse: str) -> None:
     # 3. Hive's ROW__ID of each row, and only the columns we need.
     ids = (spark.read.format("hiveacid").option("includeRowId", "true")
            .option("columns", "row__id,n_name").load(str(table)))
-    ids.filter("n_name = 'BRAZIL'").show(3, truncate=False)
+    ids.filter("n_name = 'BRAZIL' and row__id.rowId < 2003").show(truncate=False)
     spark.stop()
 
 
