@@ -97,7 +97,8 @@ from ..metastore.transaction import (
     TransactionHandle,
     lock_specs,
 )
-from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, _get_ci, resolve_metastore_uris
+from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
+from ..option_lookup import get_option
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def table_layout(info: TableInfo, options: Mapping[str, str]):
     from .spark_writer import table_spec
 
     layout = layout_of(info)
-    compression = _get_ci(options, "compression") or info.parameters.get("orc.compress")
+    compression = get_option(options, "compression") or info.parameters.get("orc.compress")
     if compression:
         orc_codec(compression)  # validates
         layout.compression = compression.upper()
@@ -186,17 +187,17 @@ def _check_creation_options(options: Mapping[str, str], info: TableInfo) -> None
     def differs(given: list[str], actual: Sequence[str]) -> bool:
         return [g.lower() for g in given] != [a.lower() for a in actual]
 
-    part = _columns(_get_ci(options, "partitionBy"))
+    part = _columns(get_option(options, "partitionBy"))
     if part and differs(part, info.partition_names):
         raise InvalidOptionError(
             f"Table {info.full_name} is partitioned by ({', '.join(info.partition_names)}) in the "
             f"metastore, not ({', '.join(part)}); drop the partitionBy option")
-    bucket = _columns(_get_ci(options, "bucketBy"))
+    bucket = _columns(get_option(options, "bucketBy"))
     if bucket and differs(bucket, info.bucket_cols):
         raise InvalidOptionError(
             f"Table {info.full_name} is bucketed by ({', '.join(info.bucket_cols) or 'nothing'}) "
             f"in the metastore, not ({', '.join(bucket)}); drop the bucketBy option")
-    n = _get_ci(options, "numBuckets")
+    n = get_option(options, "numBuckets")
     if n and str(n).strip() != str(info.num_buckets):
         raise InvalidOptionError(
             f"Table {info.full_name} has {info.num_buckets} buckets in the metastore, not {n}")
