@@ -6,7 +6,6 @@ import os
 import pickle
 import socket
 import threading
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -417,26 +416,35 @@ def test_input_file_type(fs, srv):
 
 
 # --- parallel listing ----------------------------------------------------------------------------
-def test_list_dirs_parallel_over_webhdfs_is_faster_than_sequential(tmp_path):
-    """32 listings with a 30 ms round trip: about 1 s one after the other, 2 rounds of 16 at once.
+def test_list_dirs_parallel_over_webhdfs_overlaps_requests(tmp_path):
+    """Listings run concurrently (no timing threshold: the proof is requests in flight at once),
+    and the result equals sequential listing, in input order."""
+    import threading
 
-    The margin is wide because client and double share this process's CPU (and the machine).
-    """
     n = 32
     with WebHdfsDouble(tmp_path / "r", latency=0.03) as srv:
         make_tree(srv, {f"/t/p={i}/bucket_00000": b"x" * i for i in range(n)})
         fs = WebHdfsFileSystem(srv.url, user="alice")
         paths = [f"/t/p={i}" for i in range(n)]
-        fs.list_dir("/t")  # warm the client
-        t0 = time.perf_counter()
         seq = {p: fs.list_dir(p) for p in paths}
-        t_seq = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        lock = threading.Lock()
+        state = {"now": 0, "max": 0}
+        inner = fs.list_dir
+
+        def counting_list_dir(path):
+            with lock:
+                state["now"] += 1
+                state["max"] = max(state["max"], state["now"])
+            try:
+                return inner(path)
+            finally:
+                with lock:
+                    state["now"] -= 1
+
+        fs.list_dir = counting_list_dir
         par = list_dirs_parallel(fs, paths, max_workers=16)
-        t_par = time.perf_counter() - t0
     assert par == seq and list(par) == paths
-    assert t_seq >= n * 0.03
-    assert t_par < t_seq / 2, (t_seq, t_par)
+    assert state["max"] > 1
 
 
 def test_reopening_a_recent_file_reuses_size_tail_and_datanode(fs, srv):

@@ -507,7 +507,15 @@ class HiveReference:
 
         if self._closed:
             raise HiveReferenceError("the Hive reference JVM is closed")
+        import py4j.java_gateway as java_gateway
+        import py4j.protocol as protocol
+
         fn = getattr(self._helper, method)
+        # A SparkSession in the same process patches py4j's get_return_value to convert Java
+        # exceptions through *its* JVM; that conversion fails for errors of this separate JVM
+        # (seen after a test stopped and restarted a SparkContext). Use py4j's own for our calls.
+        patched = java_gateway.get_return_value
+        java_gateway.get_return_value = protocol.get_return_value
         try:
             if spec is None:
                 return fn()
@@ -516,6 +524,8 @@ class HiveReference:
             raise HiveReferenceError(_java_error_text(e)) from e
         except Py4JError as e:
             raise HiveReferenceError(f"py4j error calling {method}: {e}") from e
+        finally:
+            java_gateway.get_return_value = patched
 
     # ---- writing --------------------------------------------------------------------------
 
