@@ -592,27 +592,11 @@ class MetastoreArrowWriter(DataSourceArrowWriter):
         return get_filesystem(self.table.location, self.options)[0]
 
     def write(self, iterator: Iterator[Any]) -> MetastoreCommitMessage:
-        from pyspark import TaskContext
-
         from .dml import NO_HEARTBEAT
-        from .task_writer import InsertWriter
+        from .spark_writer import stage_task
 
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
-        attempt = ctx.taskAttemptId() if ctx is not None else 0
-        fs = self._fs()
-        stage = fs.join(txnlog.staging_dir(fs, self.spec.table_path, self.write_id),
-                        f"task-{task:05d}-attempt-{attempt}")
-        writer = InsertWriter(fs, self.spec, self.target, stage, task)
-        writer._beat = NO_HEARTBEAT  # type: ignore[assignment]  # the txn lives in the metastore
-        try:
-            for batch in iterator:
-                data, parts = self.mapping.conform(batch)
-                writer.write(data, parts)
-            files = writer.close()
-        except BaseException:
-            writer.discard()
-            raise
+        task, attempt, files = stage_task(self._fs(), self.spec, self.target, self.write_id,
+                                          self.mapping, iterator, heartbeat=NO_HEARTBEAT)
         return MetastoreCommitMessage(task, attempt, files)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:

@@ -92,22 +92,8 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
         return get_filesystem(self.uri, self.options)[0]
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> HiveAcidCommitMessage:
-        from pyspark import TaskContext
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
-        attempt = ctx.taskAttemptId() if ctx is not None else 0
-        fs = self._fs()
-        stage = fs.join(txnlog.staging_dir(fs, self.table.table_path, self.txn.write_id),
-                        f"task-{task:05d}-attempt-{attempt}")
-        writer = InsertWriter(fs, self.table, self.target, stage, task)
-        try:
-            for batch in iterator:
-                data, parts = self.mapping.conform(batch)
-                writer.write(data, parts)
-            files = writer.close()
-        except BaseException:
-            writer.discard()
-            raise
+        task, attempt, files = stage_task(self._fs(), self.table, self.target, self.txn.write_id,
+                                          self.mapping, iterator)
         return HiveAcidCommitMessage(task, attempt, files)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
@@ -127,3 +113,28 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         txnlog.abort(self._fs(), self.table.table_path, self.txn.write_id, "Spark job failed")
+
+
+def stage_task(fs, table, target, write_id: int, mapping, iterator, *, heartbeat=None):
+    """Executor side of an insert job: stage this task attempt's files under the write id's
+    hidden staging dir (discarded on failure); returns (task, attempt, staged files).
+    ``heartbeat`` replaces the path-mode log heartbeat (metastore tables keep theirs elsewhere)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    task = ctx.partitionId() if ctx is not None else 0
+    attempt = ctx.taskAttemptId() if ctx is not None else 0
+    stage = fs.join(txnlog.staging_dir(fs, table.table_path, write_id),
+                    f"task-{task:05d}-attempt-{attempt}")
+    writer = InsertWriter(fs, table, target, stage, task)
+    if heartbeat is not None:
+        writer._beat = heartbeat  # type: ignore[assignment]
+    try:
+        for batch in iterator:
+            data, parts = mapping.conform(batch)
+            writer.write(data, parts)
+        files = writer.close()
+    except BaseException:
+        writer.discard()
+        raise
+    return task, attempt, files
