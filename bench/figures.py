@@ -39,11 +39,13 @@ def _scans(ref: dict, path: Path) -> Path:
     plt = _plt()
     scans = ref["scans"]
     groups = [("count()", "hiveacid_count", "orc_raw_count", "antijoin_count"),
+              ("count(), hiveacid option columns=id", "hiveacid_count_columns", "orc_raw_count",
+               "antijoin_count"),
               ("aggregate over all columns", "hiveacid_agg", "orc_raw_agg", "antijoin_agg")]
     labels = ["hiveacid (correct)", f"Spark ORC raw, impl={ref.get('orc_impl')} (wrong: ignores deletes)",
               "Spark ORC + left-anti join (correct)"]
     colors = ["#1f77b4", "#bbbbbb", "#ff7f0e"]
-    fig, ax = plt.subplots(figsize=(8, 4.2))
+    fig, ax = plt.subplots(figsize=(9.5, 4.2))
     width = 0.26
     for gi, (title, *names) in enumerate(groups):
         for k, name in enumerate(names):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -36,6 +36,9 @@ from .write.table_setup import has_acid_dirs, resolve_table
 log = logging.getLogger(__name__)
 
 ColumnOrStr = Union[Column, str]
+# load(columns=None): the DML target at the transaction's snapshot, with row__id, aliased; with
+# ``columns``, only those (plus row__id) are read
+TargetLoader = Callable[..., DataFrame]
 DEFAULT_ALIAS = "target"
 
 
@@ -165,10 +168,12 @@ class HiveAcidTable:
             layout, _ = resolve_table(self._fs, self._fs_path, WriteOptions(path=self._path), schema)
         return layout
 
-    def _target(self, txn: txnlog.Transaction) -> DataFrame:
-        df = (self._reader().option("includeRowId", "true")
-              .option("validWriteIds", txn.snapshot_string).load(self._path))
-        return df.alias(self._alias or DEFAULT_ALIAS)
+    def _target(self, txn: txnlog.Transaction, columns: Optional[Sequence[str]] = None) -> DataFrame:
+        reader = (self._reader().option("includeRowId", "true")
+                  .option("validWriteIds", txn.snapshot_string))
+        if columns is not None:
+            reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
+        return reader.load(self._path).alias(self._alias or DEFAULT_ALIAS)
 
     def _run(self, operation: str, build) -> dict:
         """One transaction: allocate W, build the plan from the snapshot, write, commit."""
@@ -178,7 +183,7 @@ class HiveAcidTable:
         txn = txnlog.begin(self._fs, self._fs_path, operation, timeout_s=timeout)
         try:
             with dml.heartbeats(self._fs, self._fs_path, txn.write_id):
-                plan = build(self._target(txn), spec)
+                plan = build(lambda columns=None: self._target(txn, columns), spec)
                 result = dml.run_dml(self._spark, self._path, self._options, self._fs, spec,
                                      layout, txn, plan)
         except BaseException:
@@ -211,10 +216,20 @@ class HiveAcidTable:
         return out
 
     def delete(self, condition: Optional[ColumnOrStr] = None) -> dict:
-        """Delete the rows matching ``condition`` (all rows when None). Returns metrics."""
-        def build(t: DataFrame, spec):
+        """Delete the rows matching ``condition`` (all rows when None). Returns metrics.
+
+        Delete events carry no row, so the target is read with only ``row__id``, the partition
+        columns and the columns the condition reads (the Python source gets no column pruning
+        from Spark; without this a DELETE would decode every column).
+        """
+        def build(load: TargetLoader, spec):
+            full = load()
+            used = [] if condition is None else referenced_columns(full, _col(condition))
+            t = full if used is None else load(_union(used, spec.partition_names))
             rows = t.filter(_col(condition)) if condition is not None else t
-            return rows.select(self._events(t, 0, None, spec, {n: t[n] for n in self._names(spec)}))
+            types = dict(full.dtypes)
+            nulls = {n: F.lit(None).cast(types[n]) for n in self._names(spec)}
+            return rows.select(self._events(t, 0, None, spec, nulls))
         return self._run("delete", build)
 
     def update(self, condition: Optional[ColumnOrStr] = None,
@@ -228,7 +243,8 @@ class HiveAcidTable:
         if not set:
             raise InvalidOptionError("update() needs set={column: expression}")
 
-        def build(t: DataFrame, spec):
+        def build(load: TargetLoader, spec):
+            t = load()
             changes = self._resolve_set(t, set, "update(set=...)")
             types = dict(t.dtypes)
             values = {n: (changes[n].cast(types[n]) if n in changes else t[n]) for n in self._names(spec)}
@@ -248,6 +264,30 @@ class HiveAcidTable:
 
 def _lit_int(v: Optional[int]) -> Column:
     return F.lit(v).cast("int")
+
+
+def _union(first: Sequence[str], then: Sequence[str]) -> list[str]:
+    seen = {n.lower() for n in first}
+    return list(first) + [n for n in then if n.lower() not in seen]
+
+
+def referenced_columns(df: DataFrame, condition: Column) -> Optional[list[str]]:
+    """The columns of ``df`` that ``condition`` reads, from Spark's analyzed plan, in ``df``'s
+    order; ``row__id`` excluded (the target always has it). None when they cannot be told (e.g.
+    Spark Connect has no JVM plan): callers then read every column."""
+    try:
+        plan = df.filter(condition)._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "Filter":
+            return None
+        refs = plan.condition().references().toSeq()
+        names = {refs.apply(i).name().lower() for i in range(refs.size())}
+    except Exception as e:  # noqa: BLE001 - an invalid condition fails again, with Spark's message
+        log.debug("columns of the condition not known (%s); reading every column", e)
+        return None
+    by_lower = {c.lower(): c for c in df.columns}
+    if not names <= set(by_lower):
+        return None
+    return [c for c in df.columns if c.lower() in names and c != dml.ROW_ID]
 
 
 class HiveAcidMergeBuilder:
@@ -334,7 +374,8 @@ class HiveAcidMergeBuilder:
             raise InvalidOptionError("A MERGE needs at least one whenMatched/whenNotMatched clause")
         table = self._table
 
-        def build(t: DataFrame, spec):
+        def build(load: TargetLoader, spec):
+            t = load()
             names = dml.table_data_names(spec)
             types = dict(t.dtypes)
             marker = "__hiveacid_matched"

@@ -85,3 +85,26 @@ def test_streaming_fallback_equals_in_memory_set(tmp_path, seed):
     survivors = {(r["writeId"], r["rowId"]) for r in in_memory.column("row__id").to_pylist()}
     assert survivors == {(w, i) for w, m in ((1, n), (2, 500)) for i in range(m)} - expected_deleted
     assert sorted(map(str, streamed.to_pylist())) == sorted(map(str, in_memory.to_pylist()))
+
+
+@pytest.mark.parametrize("order", ["consecutive", "gaps", "shuffled", "repeats"])
+def test_one_group_batches_match_python_set(order):
+    """One-(writeId, bucket) batches take a windowed path; every row-id shape must agree."""
+    rng = np.random.default_rng(7)
+    deleted = np.unique(rng.integers(0, 100_000, 20_000)).astype(np.int64)
+    other = np.unique(rng.integers(0, 100_000, 5_000)).astype(np.int64)  # same rowIds, other writeId
+    events = DeleteEventSet.build(
+        np.concatenate([np.full(len(deleted), 3), np.full(len(other), 4)]).astype(np.int64),
+        np.full(len(deleted) + len(other), 536870912, np.int32), np.concatenate([deleted, other]))
+    rid = {"consecutive": np.arange(40_000, 60_000),
+           "gaps": np.sort(rng.choice(100_000, 20_000, replace=False)),
+           "shuffled": rng.permutation(np.arange(40_000, 60_000)),
+           "repeats": np.sort(rng.integers(40_000, 60_000, 20_000))}[order].astype(np.int64)
+    mask = events.deleted_mask(np.full(len(rid), 3, np.int64), np.full(len(rid), 536870912, np.int32), rid)
+    want = np.isin(rid, deleted)
+    assert want.any() and not want.all()
+    assert (mask == want).all()
+    outside = np.arange(200_000, 200_010, dtype=np.int64)  # beyond every deleted rowId: no window
+    assert events.deleted_mask(np.full(10, 3, np.int64), np.full(10, 536870912, np.int32), outside) is None
+    assert events.deleted_mask(np.array([3], np.int64), np.array([536870912], np.int32),
+                               deleted[5:6]).tolist() == [True]

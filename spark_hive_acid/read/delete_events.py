@@ -2,8 +2,8 @@
 
 Layout (about 8 bytes per event): the distinct (writeId, bucketProperty) pairs are kept in a tiny
 sorted ``groups`` array; every event becomes one int64 ``group_index << 40 | rowId`` and the events
-live in one sorted, de-duplicated int64 array. A lookup is two ``np.searchsorted`` calls over a
-whole batch: no Python loop per row.
+live in one sorted, de-duplicated int64 array. A lookup is ``np.searchsorted`` over a whole batch
+(for a one-group batch only over the keys in its rowId range): no Python loop per row.
 """
 from __future__ import annotations
 
@@ -81,20 +81,39 @@ class DeleteEventSet:
             g = np.searchsorted(self.groups, pairs[0])
             if g >= len(self.groups) or self.groups[g] != pairs[0]:
                 return None
-            query = (np.int64(g) << ROW_ID_BITS) | row_ids.astype(np.int64)
-            known = None
-        else:
-            g = np.searchsorted(self.groups, pairs)
-            g_clipped = np.minimum(g, len(self.groups) - 1)
-            known = self.groups[g_clipped] == pairs
-            if not known.any():
-                return None
-            query = (g_clipped.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
+            return self._one_group_mask(int(g), row_ids.astype(np.int64, copy=False))
+        g = np.searchsorted(self.groups, pairs)
+        g_clipped = np.minimum(g, len(self.groups) - 1)
+        known = self.groups[g_clipped] == pairs
+        if not known.any():
+            return None
+        query = (g_clipped.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
         pos = np.searchsorted(self.keys, query)
         np.minimum(pos, len(self.keys) - 1, out=pos)
-        hit = self.keys[pos] == query
-        if known is not None:
-            hit &= known
+        hit = (self.keys[pos] == query) & known
+        return hit if hit.any() else None
+
+    def _one_group_mask(self, group: int, row_ids: np.ndarray) -> Optional[np.ndarray]:
+        """The common batch: every row from one (writeId, bucket). Only the keys between the
+        batch's smallest and largest rowId can match (two scalar searches); when the row ids are
+        consecutive and ascending, as in a Hive-written file, the window indexes the mask directly.
+        """
+        base = np.int64(group) << ROW_ID_BITS
+        lo_id, hi_id = int(row_ids.min()), int(row_ids.max())
+        lo = np.searchsorted(self.keys, base | lo_id)
+        hi = np.searchsorted(self.keys, base | hi_id, side="right")
+        if lo == hi:
+            return None
+        window = self.keys[lo:hi]  # the deleted keys with a rowId within [lo_id, hi_id]
+        n = len(row_ids)
+        if hi_id - lo_id == n - 1 and (n == 1 or bool((row_ids[1:] > row_ids[:-1]).all())):
+            hit = np.zeros(n, dtype=bool)
+            hit[window - (base | lo_id)] = True
+            return hit
+        query = base | row_ids
+        pos = np.searchsorted(window, query)
+        np.minimum(pos, len(window) - 1, out=pos)
+        hit = window[pos] == query
         return hit if hit.any() else None
 
 

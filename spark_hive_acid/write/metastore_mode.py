@@ -780,10 +780,16 @@ def _make_metastore_table_class():
             txn.begin()
             try:
                 write_ids, txns = txn.read_snapshot()
-                target = (self._reader().option("includeRowId", "true")
-                          .option("validWriteIds", write_ids.to_string())
-                          .option("validTxns", txns.to_string()).load())
-                plan = build(target.alias(self._alias or "target"), spec)
+
+                def load(columns=None):
+                    reader = (self._reader().option("includeRowId", "true")
+                              .option("validWriteIds", write_ids.to_string())
+                              .option("validTxns", txns.to_string()))
+                    if columns is not None:
+                        reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
+                    return reader.load().alias(self._alias or "target")
+
+                plan = build(load, spec)
                 staged = dml.stage_dml(self._spark, info.location, opts, spec, layout,
                                        txn.write_id, plan, txnlog_heartbeat=False)
                 dirs = _partition_dirs(txn.client, info, opts)
