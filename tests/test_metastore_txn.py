@@ -167,6 +167,30 @@ def test_a_txn_aborted_behind_our_back_cannot_commit(hms, metastore, table):  # 
     _assert_clean(hms, table, txn.txn_id)
 
 
+def test_detach_and_resume_in_another_connection(hms, metastore, table):  # noqa: F811
+    """A Spark write hands its txn from the planning worker to commit(): detach, then resume."""
+    from spark_hive_acid.metastore.transaction import Transaction
+
+    txn = write_transaction(_opts(metastore), "default", table, "insert").begin()
+    handle = txn.detach()
+    assert txn.state == "detached" and not txn.client.is_open
+    assert handle.lock_id == txn.lock_id and hms.get_open_txns_info().get(txn.txn_id).is_open
+    (lock,) = _locks(hms, table)  # detaching keeps the lock
+    resumed = Transaction.resume(metastore.client(), handle, heartbeat_interval=0.2)
+    assert (resumed.txn_id, resumed.write_id, resumed.lock_id) == (txn.txn_id, txn.write_id, lock.lock_id)
+    _wait_for(lambda: resumed.heartbeats_sent >= 1, what="a heartbeat of the resumed txn")
+    resumed.commit()
+    _assert_clean(hms, table, txn.txn_id)
+    assert hms.read_snapshot("default", table)[0].is_valid(txn.write_id)
+
+    gone = write_transaction(_opts(metastore), "default", table, "insert").begin()
+    handle = gone.detach()
+    hms.abort_txn(handle.txn_id)  # e.g. timed out while nobody heartbeated it
+    with pytest.raises(TransactionAbortedError, match=f"{handle.txn_id}.*run the job again"):
+        Transaction.resume(metastore.client(), handle)
+    _assert_clean(hms, table, handle.txn_id)
+
+
 def test_concurrent_writers_get_different_write_ids(hms, metastore, table):  # noqa: F811
     results, errors = [], []
 

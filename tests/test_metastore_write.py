@@ -244,12 +244,12 @@ def test_helper_aborts_when_its_owner_dies(metastore, tmp_path):
     table, _ = _create(metastore, tmp_path)
     db, name = table.split(".")
     txn = write_transaction(metastore.options(), db, name, "insert").begin()
-    handle, lock = txn.handle(), txn.lock_id
-    metastore_mode.detach(txn)
+    handle = txn.detach()
+    assert handle.lock_id is not None and txn.state == "detached"
     owner = subprocess.Popen(["sleep", "300"])
     try:
         start = metastore_mode._proc_info(owner.pid)[2]
-        helper = metastore_mode.spawn_heartbeat(handle, lock, 0.2, 10.0, (owner.pid, start))
+        helper = metastore_mode.spawn_heartbeat(handle, 0.2, 10.0, (owner.pid, start))
         assert helper.alive()
         with metastore.client() as c:
             beat = c.get_open_txns_info().get(handle.txn_id).last_heartbeat_ms

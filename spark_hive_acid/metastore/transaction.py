@@ -143,6 +143,7 @@ class TransactionHandle:
     operation: str
     txn_id: int
     write_id: int
+    lock_id: Optional[int] = None
 
 
 class Transaction:
@@ -333,7 +334,56 @@ class Transaction:
         self._require_open("hand out")
         return TransactionHandle(tuple(self.client.uris), self.db, self.tbl,
                                  self.operation.value, int(self.txn_id),  # type: ignore[arg-type]
-                                 int(self.write_id if self.write_id is not None else self.txn_id))
+                                 int(self.write_id if self.write_id is not None else self.txn_id),
+                                 self.lock_id)
+
+    def detach(self) -> TransactionHandle:
+        """Hand the open transaction to another process: stop heartbeating it here and close the
+        connection *without* ending it. Returns the handle to :meth:`resume` it with; whoever
+        holds the handle must heartbeat the transaction from now on, or it times out."""
+        handle = self.handle()
+        self._stop_heartbeat()
+        self.state = "detached"
+        self._close_client()
+        return handle
+
+    @classmethod
+    def resume(cls, client: MetastoreClient, handle: TransactionHandle, *,
+               table: Optional[TableInfo] = None, heartbeat_interval: Optional[float] = None,
+               owns_client: bool = True) -> "Transaction":
+        """The open transaction ``handle`` describes, heartbeating from a thread of this process.
+
+        Heartbeats once first: raises TransactionAbortedError (saying what to do) if the txn was
+        aborted or timed out meanwhile, MetastoreUnavailableError if the metastore is unreachable.
+        """
+        txn = cls(client, handle.db, handle.table, handle.operation, table=table,
+                  heartbeat_interval=heartbeat_interval, owns_client=owns_client)
+        lock_id = handle.lock_id
+        try:
+            try:
+                client.heartbeat(handle.txn_id, lock_id)
+            except MetastoreError as e:
+                if lock_id is None or "NoSuchLock" not in str(e) or isinstance(
+                        e, TransactionAbortedError):
+                    raise
+                # Hive checks the lock first: an aborted txn's lock is gone. Ask about the txn.
+                lock_id = None
+                client.heartbeat(handle.txn_id, None)
+        except TransactionAbortedError as e:
+            txn._close_client()
+            raise TransactionAbortedError(
+                f"Transaction {handle.txn_id} ({handle.operation} into {handle.db}.{handle.table}) "
+                f"was aborted or timed out before it could commit ({e}); nothing was written, run "
+                "the job again") from e
+        except BaseException:
+            txn._close_client()
+            raise
+        txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, lock_id
+        if table is not None:
+            txn.lock_specs = lock_specs(txn.operation, table)
+        txn.state = "open"
+        txn._start_heartbeat()
+        return txn
 
     # -- internals ------------------------------------------------------------------------------
     def _require_open(self, what: str) -> None:

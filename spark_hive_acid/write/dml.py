@@ -33,7 +33,8 @@ from ..acid.layout import TableLayout
 from ..io.filesystem import FileSystem, get_filesystem
 from .commit import CommitResult, commit_write
 from .schema import map_columns
-from .task_writer import DeleteWriter, InsertTarget, InsertWriter, StagedFile, TableSpec
+from .task_writer import (NO_HEARTBEAT, DeleteWriter, InsertTarget, InsertWriter, StagedFile,
+                          TableSpec)
 
 log = logging.getLogger(__name__)
 
@@ -57,17 +58,6 @@ class DmlTaskSpec:
     txnlog_heartbeat: bool = True  # False for metastore tables: their txn lives in the metastore
 
 
-class _NoHeartbeat:
-    """Stands in for a task writer's path-mode heartbeat (which writes into ``_hiveacid_txnlog``)
-    when the transaction is a metastore one, heartbeated from the driver."""
-
-    def maybe(self) -> None:
-        return None
-
-
-NO_HEARTBEAT = _NoHeartbeat()
-
-
 def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Executor side of step 4: stage delete and insert events of one task."""
     from pyspark import TaskContext
@@ -83,6 +73,7 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
     inserters: dict[int, InsertWriter] = {}
     mapping = None
     old_parts = [OLD_PREFIX + n for n in spec.table.partition_names]
+    beat = None if spec.txnlog_heartbeat else NO_HEARTBEAT
     try:
         for batch in batches:
             if batch.num_rows == 0:
@@ -94,9 +85,8 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 sel = batch.filter(pc.equal(dels, stmt))
                 w = deleters.get(stmt)
                 if w is None:
-                    w = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage)
-                    if not spec.txnlog_heartbeat:
-                        w._beat = NO_HEARTBEAT  # type: ignore[assignment]
+                    w = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage,
+                                                      heartbeat=beat)
                 w.write(sel.column(names.index(OWID)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(BP)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(RID)).to_numpy(zero_copy_only=False),
@@ -108,9 +98,8 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 w = inserters.get(stmt)
                 if w is None:
                     w = inserters[stmt] = InsertWriter(
-                        fs, spec.table, InsertTarget(spec.write_id, stmt), stage, task)
-                    if not spec.txnlog_heartbeat:
-                        w._beat = NO_HEARTBEAT  # type: ignore[assignment]
+                        fs, spec.table, InsertTarget(spec.write_id, stmt), stage, task,
+                        heartbeat=beat)
                 data, parts = mapping.conform(sel)
                 w.write(data, parts)
         staged: list[StagedFile] = []

@@ -19,9 +19,9 @@ through the job, so:
 1. ``writer()`` (:func:`create_writer`, driver host): checks the table and the DataFrame's schema
    (errors here open nothing), opens the transaction, allocates the write id and waits for the
    lock (``Transaction.begin``), then starts a **detached heartbeat helper process** and hands the
-   transaction over to it (the planning worker's own heartbeat thread stops and its connection
-   closes without aborting). The writer keeps only picklable data: the
-   :class:`~spark_hive_acid.metastore.transaction.TransactionHandle`, the lock id, the table
+   transaction over to it (``Transaction.detach``: the planning worker's own heartbeat thread
+   stops and its connection closes without aborting). The writer keeps only picklable data: the
+   :class:`~spark_hive_acid.metastore.transaction.TransactionHandle` (ids and lock id), the table
    layout and the helper's pid and stop file.
 2. The helper (``python -m spark_hive_acid.write.metastore_mode``, its own session, double-forked
    so nobody has to reap it) heartbeats the txn and its lock every ``heartbeatInterval`` (default
@@ -31,7 +31,7 @@ through the job, so:
    aborts the txn, because no commit can follow.
 3. ``write()`` (executors) stages files under ``<table location>/_hiveacid_staging/<W>/`` with W
    from the handle; tasks never talk to the metastore.
-4. ``commit()`` (driver host): reconnects with the handle (:func:`resume_transaction`, which
+4. ``commit()`` (driver host): reconnects with the handle (``Transaction.resume``, which
    heartbeats once to prove the txn is still open and then runs a heartbeat thread in this
    worker), stops the helper, renames the files of the successful task attempts into place,
    registers new partitions (``add_partitions``) and reports the written ones
@@ -95,7 +95,6 @@ from ..metastore.transaction import (
     Operation,
     Transaction,
     TransactionHandle,
-    lock_specs,
 )
 from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
 from ..option_lookup import get_option
@@ -215,48 +214,11 @@ def _partition_dirs(client: MetastoreClient, info: TableInfo, options: Mapping[s
 
 
 # --- resuming a transaction in another process ----------------------------------------------------
-def detach(txn: Transaction) -> None:
-    """Stop this process's heartbeat thread and close the connection *without* ending the txn
-    (another process heartbeats it from now on)."""
-    txn._stop_heartbeat()
-    txn.state = "detached"
-    txn._close_client()
-
-
-def resume_transaction(handle: TransactionHandle, lock_id: Optional[int], table: TableInfo,
-                       options: Mapping[str, str], heartbeat_interval: float) -> Transaction:
-    """An open :class:`Transaction` for ``handle`` in this process, heartbeating from a thread.
-
-    Heartbeats once first: raises TransactionAbortedError (with what to do) if the txn was
-    aborted or timed out meanwhile, MetastoreUnavailableError if the metastore cannot be reached.
-    """
-    client = _client(options, ",".join(handle.uris))
-    txn = Transaction(client, handle.db, handle.table, handle.operation, table=table,
-                      heartbeat_interval=heartbeat_interval, owns_client=True)
-    try:
-        try:
-            client.heartbeat(handle.txn_id, lock_id)
-        except MetastoreError as e:
-            if lock_id is None or "NoSuchLock" not in str(e) or isinstance(
-                    e, TransactionAbortedError):
-                raise
-            # Hive checks the lock first: an aborted txn's lock is gone. Ask about the txn.
-            lock_id = None
-            client.heartbeat(handle.txn_id, None)
-    except TransactionAbortedError as e:
-        client.close()
-        raise TransactionAbortedError(
-            f"Transaction {handle.txn_id} ({handle.operation} into {handle.db}.{handle.table}) "
-            f"was aborted or timed out before it could commit ({e}); nothing was written, run "
-            "the job again") from e
-    except BaseException:
-        client.close()
-        raise
-    txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, lock_id
-    txn.lock_specs = lock_specs(txn.operation, table)
-    txn.state = "open"
-    txn._start_heartbeat()
-    return txn
+def resume_transaction(handle: TransactionHandle, table: TableInfo, options: Mapping[str, str],
+                       heartbeat_interval: float) -> Transaction:
+    """:meth:`Transaction.resume` with a new connection to the handle's metastore."""
+    return Transaction.resume(_client(options, ",".join(handle.uris)), handle, table=table,
+                              heartbeat_interval=heartbeat_interval)
 
 
 def publish_and_commit(txn: Transaction, fs: Any, spec: Any, staged: Sequence[Any], *,
@@ -388,13 +350,13 @@ class HeartbeatHelper:
             time.sleep(0.05)
 
 
-def spawn_heartbeat(handle: TransactionHandle, lock_id: Optional[int], interval: float,
+def spawn_heartbeat(handle: TransactionHandle, interval: float,
                     timeout: float, owner: Optional[tuple[int, Optional[int]]] = None
                     ) -> HeartbeatHelper:
     """Start the detached helper that heartbeats ``handle``'s txn; returns once it heartbeated."""
     watch_pid, watch_start = owner or owner_process()
     work = tempfile.mkdtemp(prefix=f"hiveacid-txn{handle.txn_id}-")
-    cfg = {"uris": list(handle.uris), "txn": handle.txn_id, "lock": lock_id,
+    cfg = {"uris": list(handle.uris), "txn": handle.txn_id, "lock": handle.lock_id,
            "interval": interval, "timeout": timeout, "watch_pid": watch_pid,
            "watch_start": watch_start, "dir": work,
            "name": f"{handle.db}.{handle.table}"}
@@ -543,14 +505,14 @@ def create_writer(options: Mapping[str, str], schema: Any, overwrite: bool
     try:
         handle = txn.handle()
         interval = float(txn.heartbeat_interval or 60.0)
-        helper = spawn_heartbeat(handle, txn.lock_id, interval, txn.client.timeout)
+        helper = spawn_heartbeat(handle, interval, txn.client.timeout)
     except BaseException as e:
         txn.abort(reason=f"could not hand the txn over: {e}")
         raise
     try:
         target = InsertTarget(handle.write_id, 0, base=overwrite,
                               statement_per_task=spec.bucketed and not overwrite)
-        writer = MetastoreArrowWriter(info, opts, spec, mapping, handle, txn.lock_id, interval,
+        writer = MetastoreArrowWriter(info, opts, spec, mapping, handle, interval,
                                       helper, target, overwrite and mode == "static")
         # Spark pickles the writer right after this returns and would not call abort() if that
         # failed: make sure it cannot, while the txn can still be aborted here.
@@ -559,7 +521,7 @@ def create_writer(options: Mapping[str, str], schema: Any, overwrite: bool
         helper.stop()
         txn.abort(reason=f"could not build the writer: {e}")
         raise
-    detach(txn)
+    txn.detach()
     log.info("txn %d (write id %d) %s into %s handed to heartbeat process %d", handle.txn_id,
              handle.write_id, operation.value, info.full_name, helper.pid)
     return writer
@@ -569,14 +531,13 @@ class MetastoreArrowWriter(DataSourceArrowWriter):
     """Picklable: plain data only; each process rebuilds its file system and connections."""
 
     def __init__(self, table: TableInfo, options: dict, spec: Any, mapping: Any,
-                 handle: TransactionHandle, lock_id: Optional[int], heartbeat_interval: float,
+                 handle: TransactionHandle, heartbeat_interval: float,
                  helper: HeartbeatHelper, target: Any, replace_all: bool):
         self.table = table
         self.options = options
         self.spec = spec
         self.mapping = mapping
         self.handle = handle
-        self.lock_id = lock_id
         self.heartbeat_interval = heartbeat_interval
         self.helper = helper
         self.target = target
@@ -592,7 +553,7 @@ class MetastoreArrowWriter(DataSourceArrowWriter):
         return get_filesystem(self.table.location, self.options)[0]
 
     def write(self, iterator: Iterator[Any]) -> MetastoreCommitMessage:
-        from .dml import NO_HEARTBEAT
+        from .task_writer import NO_HEARTBEAT
         from .spark_writer import stage_task
 
         task, attempt, files = stage_task(self._fs(), self.spec, self.target, self.write_id,
@@ -603,7 +564,7 @@ class MetastoreArrowWriter(DataSourceArrowWriter):
         fs = self._fs()
         staged = [f for m in messages if isinstance(m, MetastoreCommitMessage) for f in m.files]
         try:
-            txn = resume_transaction(self.handle, self.lock_id, self.table, self.options,
+            txn = resume_transaction(self.handle, self.table, self.options,
                                      self.heartbeat_interval)
         except BaseException:
             self.helper.stop()

@@ -126,9 +126,7 @@ def stage_task(fs, table, target, write_id: int, mapping, iterator, *, heartbeat
     attempt = ctx.taskAttemptId() if ctx is not None else 0
     stage = fs.join(txnlog.staging_dir(fs, table.table_path, write_id),
                     f"task-{task:05d}-attempt-{attempt}")
-    writer = InsertWriter(fs, table, target, stage, task)
-    if heartbeat is not None:
-        writer._beat = heartbeat  # type: ignore[assignment]
+    writer = InsertWriter(fs, table, target, stage, task, heartbeat=heartbeat)
     try:
         for batch in iterator:
             data, parts = mapping.conform(batch)

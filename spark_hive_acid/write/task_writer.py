@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -71,7 +71,25 @@ class InsertTarget:
     statement_per_task: bool = False
 
 
+class Heartbeat(Protocol):
+    """Keeps the write id alive while a task writes; called before every batch."""
+
+    def maybe(self) -> None: ...
+
+
+class NoHeartbeat:
+    """For metastore transactions: they are heartbeated outside the tasks (driver / helper)."""
+
+    def maybe(self) -> None:
+        return None
+
+
+NO_HEARTBEAT = NoHeartbeat()
+
+
 class _Heartbeat:
+    """Path mode: refresh the write id in ``_hiveacid_txnlog`` at most every HEARTBEAT_EVERY_S."""
+
     def __init__(self, fs: FileSystem, table_path: str, write_id: int):
         self.fs, self.table_path, self.write_id = fs, table_path, write_id
         self.last = 0.0
@@ -87,7 +105,7 @@ class InsertWriter:
     """Routes insert rows to one AcidFileWriter per (partition, N)."""
 
     def __init__(self, fs: FileSystem, table: TableSpec, target: InsertTarget, stage_dir: str,
-                 task_index: int):
+                 task_index: int, heartbeat: Optional[Heartbeat] = None):
         if not 0 <= task_index <= bucket_codec.MAX_WRITER_ID:
             raise InvalidOptionError(
                 f"Task index {task_index} exceeds Hive's 4096 writers per statement; "
@@ -98,7 +116,8 @@ class InsertWriter:
         self.dir_name = (base_dir_name(target.write_id) if target.base
                          else delta_dir_name(target.write_id, target.write_id, self.stmt))
         self._files: dict[tuple[str, int], AcidFileWriter] = {}
-        self._beat = _Heartbeat(fs, table.table_path, target.write_id)
+        self._beat = heartbeat if heartbeat is not None else _Heartbeat(
+            fs, table.table_path, target.write_id)
         names = [f.name.lower() for f in table.row_type]
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
 
@@ -160,12 +179,13 @@ class DeleteWriter:
     sorted by (originalWriteId, bucketProperty, rowId) on close."""
 
     def __init__(self, fs: FileSystem, table: TableSpec, write_id: int, statement_id: int,
-                 stage_dir: str):
+                 stage_dir: str, heartbeat: Optional[Heartbeat] = None):
         self.fs, self.table, self.write_id = fs, table, write_id
         self.stage_dir = stage_dir
         self.dir_name = delta_dir_name(write_id, write_id, statement_id, delete=True)
         self._groups: dict[tuple[str, int], _DeleteBuffer] = {}
-        self._beat = _Heartbeat(fs, table.table_path, write_id)
+        self._beat = heartbeat if heartbeat is not None else _Heartbeat(
+            fs, table.table_path, write_id)
 
     def write(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
               row_ids: np.ndarray, partitions: Sequence[pa.Array]) -> None:
