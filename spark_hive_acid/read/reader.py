@@ -26,7 +26,7 @@ from ..io.orc import acid_field_names, is_acid_schema, open_orc
 from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
-from .stripe_stats import stripes_to_skip
+from .stripe_stats import StripeKeys, stripe_keys, stripes_to_skip
 from .plan import INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 
 log = logging.getLogger(__name__)
@@ -184,17 +184,19 @@ class TaskReader:
         layout = self._layout(s, orc.schema)
         end = s.end_stripe if s.end_stripe is not None else orc.nstripes
         skipped = self._stripes_to_skip(s, layout, end)
+        known = self._known_keys(s, layout, end)
         row_base = s.first_row
         for stripe in range(s.first_stripe, end):
             if stripe in skipped:
                 row_base += skipped[stripe]  # still counts for synthetic row ids
                 continue
-            batch = self._read_stripe(orc, s, stripe, list(layout.read_cols))
+            keys = known.get(stripe)
+            batch = self._read_stripe(orc, s, stripe, _columns_to_decode(layout, keys))
             # assemble in bounded chunks: the masks, casts and filtered copies of a whole 64 MB
             # stripe would otherwise all be alive at once
             for offset in range(0, batch.num_rows, ASSEMBLY_ROWS):
                 chunk = batch.slice(offset, ASSEMBLY_ROWS)
-                out = self._assemble(s, layout, chunk, row_base + offset)
+                out = self._assemble(s, layout, chunk, row_base + offset, keys, offset)
                 if out is not None and out.num_rows:
                     yield out
             row_base += batch.num_rows
@@ -239,14 +241,23 @@ class TaskReader:
         except OSError as e:
             raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
 
-    def _keys(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch, row_base: int):
-        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or (None,)*3."""
+    def _keys(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch, row_base: int,
+              known: Optional[StripeKeys] = None, offset: int = 0):
+        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or (None,)*3.
+        ``known``: what the stripe's statistics prove (those columns were not decoded);
+        ``offset``: the batch's first row within its stripe."""
         n = batch.num_rows
         if layout.read_keys:
             names = layout.names
-            return (batch.column(names["originalTransaction"]).to_numpy(),
-                    batch.column(names["bucket"]).to_numpy(),
-                    batch.column(names["rowId"]).to_numpy())
+            if known is None:
+                return (batch.column(names["originalTransaction"]).to_numpy(),
+                        batch.column(names["bucket"]).to_numpy(),
+                        batch.column(names["rowId"]).to_numpy())
+            first = known.first_row_id
+            return (np.full(n, known.write_id, dtype=np.int64),
+                    np.full(n, known.bucket, dtype=np.int32),
+                    batch.column(names["rowId"]).to_numpy() if first is None
+                    else np.arange(first + offset, first + offset + n, dtype=np.int64))
         if layout.synthetic_keys:  # original / raw files: Hive's synthetic ROW__IDs
             first = s.row_offset + row_base
             bucket = s.bucket_id if s.synthetic_v0 else bucket_codec.encode(s.bucket_id, s.dir_statement_id)
@@ -256,10 +267,11 @@ class TaskReader:
         return None, None, None
 
     def _assemble(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch,
-                  row_base: int) -> Optional[pa.RecordBatch]:
+                  row_base: int, known: Optional[StripeKeys] = None,
+                  offset: int = 0) -> Optional[pa.RecordBatch]:
         n = batch.num_rows
         mask: Optional[np.ndarray] = None
-        owid, bp, rid = self._keys(s, layout, batch, row_base)
+        owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
         if layout.check_current_write_id:
             valid = self.spec.write_ids.valid_mask(batch.column(layout.names["currentTransaction"]).to_numpy())
             if not valid.all():
@@ -334,6 +346,19 @@ class TaskReader:
             log.debug("no stripe skipping for %s: %s", s.path, e)
             return {}
 
+    def _known_keys(self, s: FileSlice, layout: "_SliceLayout", end: int) -> dict[int, StripeKeys]:
+        """Stripes whose ROW__ID columns the statistics prove (an optimisation: {} is correct)."""
+        if not layout.read_keys or s.flush_length is not None:
+            return {}
+        names = layout.names
+        try:
+            with self.fs.open_input(s.path, size=s.file_size) as fh:
+                return stripe_keys(fh, [names["originalTransaction"], names["bucket"],
+                                        names["rowId"]], s.first_stripe, end)
+        except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
+            log.debug("no key statistics for %s: %s", s.path, e)
+            return {}
+
     def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
         """Cast a file column to the table's type (schema evolution: widening only)."""
         target = self.spec.data_types[i]
@@ -396,6 +421,18 @@ def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
                               converters={pyorc.TypeKind.TIMESTAMP: _MicrosConverter})
         rows = list(reader.read_stripe(stripe))
     return pa.RecordBatch.from_pylist(rows, schema=target)
+
+
+def _columns_to_decode(layout: "_SliceLayout", known: Optional[StripeKeys]) -> list[str]:
+    """The slice's columns minus the key columns the stripe statistics make unnecessary."""
+    if known is None:
+        return list(layout.read_cols)
+    names = layout.names
+    skip = {names["originalTransaction"], names["bucket"]}
+    if known.all_known:
+        skip.add(names["rowId"])
+    cols = [c for c in layout.read_cols if c not in skip]
+    return cols or [names["operation"]]  # a row count needs one (cheap) column
 
 
 def s_open(fs: FileSystem, s: FileSlice):

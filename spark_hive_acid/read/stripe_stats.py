@@ -1,6 +1,10 @@
-"""Stripe skipping: ORC stripe statistics that prove no row can satisfy the pushed filters.
+"""What ORC stripe statistics prove, so the reader can decode less.
 
-Only ever skips stripes; rows of kept stripes are still filtered exactly by the predicate, so a
+* Stripe skipping (``stripes_to_skip``): no row of the stripe can satisfy the pushed filters.
+* Known ROW__IDs (``stripe_keys``): the key columns of a stripe are constant or a plain range,
+  so they need not be decoded (about a fifth of the decode time of a typical table otherwise).
+
+Stripe skipping only ever skips stripes; rows of kept stripes are still filtered exactly by the predicate, so a
 conservative answer ("keep") is always correct. Skipping a stripe never affects deletes: a delete
 event only removes rows, it cannot add any.
 """
@@ -9,6 +13,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import logging
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .pushdown import Cond
@@ -91,3 +96,53 @@ def stripes_to_skip(fh, conds: Sequence[Cond], column_paths: dict[str, Optional[
                 skip[i] = len(stripe)
                 break
     return skip
+
+
+@dataclass(frozen=True)
+class StripeKeys:
+    """ROW__ID parts of one stripe that its statistics prove, so they need not be decoded.
+
+    ``write_id`` / ``bucket``: the value when the column is constant in the stripe, else None.
+    ``first_row_id``: when write id and bucket are constant and the row ids span exactly as many
+    values as the stripe has rows, row i has ``first_row_id + i``: insert events are strictly
+    increasing in (originalWriteId, bucket, rowId) within a file (hive-acid-format.md §5.4),
+    so with the first two constant, rowIds are strictly increasing and min..max leaves no gap.
+    """
+
+    write_id: Optional[int]
+    bucket: Optional[int]
+    first_row_id: Optional[int]
+
+    @property
+    def all_known(self) -> bool:
+        return self.first_row_id is not None
+
+
+def stripe_keys(fh, key_names: Sequence[str], first: int, end: int) -> dict[int, StripeKeys]:
+    """``{stripe: StripeKeys}`` for the stripes in [first, end) where at least the write id and
+    bucket are constant; ``key_names`` are this file's spellings of originalTransaction, bucket
+    and rowId."""
+    import pyorc
+
+    reader = pyorc.Reader(fh)
+    ids = [reader.schema.find_column_id(n) for n in key_names]
+    out: dict[int, StripeKeys] = {}
+    for i in range(first, end):
+        stripe = reader.read_stripe(i)
+        rows = len(stripe)
+        wid, bkt, rid = (stripe[c].statistics for c in ids)
+        if not rows or not (_constant(wid, rows) and _constant(bkt, rows)):
+            continue
+        first_row = None
+        lo, hi = rid.get("minimum"), rid.get("maximum")
+        if (rid.get("number_of_values") == rows and not rid.get("has_null")
+                and isinstance(lo, int) and isinstance(hi, int) and hi - lo + 1 == rows):
+            first_row = lo
+        out[i] = StripeKeys(wid["minimum"], bkt["minimum"], first_row)
+    return out
+
+
+def _constant(stats: dict, rows: int) -> bool:
+    lo = stats.get("minimum")
+    return (stats.get("number_of_values") == rows and not stats.get("has_null")
+            and isinstance(lo, int) and lo == stats.get("maximum"))
