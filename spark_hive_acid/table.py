@@ -168,11 +168,15 @@ class HiveAcidTable:
             layout, _ = resolve_table(self._fs, self._fs_path, WriteOptions(path=self._path), schema)
         return layout
 
-    def _target(self, txn: txnlog.Transaction, columns: Optional[Sequence[str]] = None) -> DataFrame:
-        reader = (self._reader().option("includeRowId", "true")
-                  .option("validWriteIds", txn.snapshot_string))
+    def _target_reader(self, columns: Optional[Sequence[str]]):
+        """The reader of a DML target: with row__id; only ``columns`` (plus row__id) if given."""
+        reader = self._reader().option("includeRowId", "true")
         if columns is not None:
             reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
+        return reader
+
+    def _target(self, txn: txnlog.Transaction, columns: Optional[Sequence[str]] = None) -> DataFrame:
+        reader = self._target_reader(columns).option("validWriteIds", txn.snapshot_string)
         return reader.load(self._path).alias(self._alias or DEFAULT_ALIAS)
 
     def _run(self, operation: str, build) -> dict:

@@ -743,12 +743,10 @@ def _make_metastore_table_class():
                 write_ids, txns = txn.read_snapshot()
 
                 def load(columns=None):
-                    reader = (self._reader().option("includeRowId", "true")
-                              .option("validWriteIds", write_ids.to_string())
-                              .option("validTxns", txns.to_string()))
-                    if columns is not None:
-                        reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
-                    return reader.load().alias(self._alias or "target")
+                    return (self._target_reader(columns)
+                            .option("validWriteIds", write_ids.to_string())
+                            .option("validTxns", txns.to_string())
+                            .load().alias(self._alias or "target"))
 
                 plan = build(load, spec)
                 staged = dml.stage_dml(self._spark, info.location, opts, spec, layout,
