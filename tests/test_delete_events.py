@@ -108,3 +108,34 @@ def test_one_group_batches_match_python_set(order):
     assert events.deleted_mask(np.full(10, 3, np.int64), np.full(10, 536870912, np.int32), outside) is None
     assert events.deleted_mask(np.array([3], np.int64), np.array([536870912], np.int32),
                                deleted[5:6]).tolist() == [True]
+
+
+@pytest.mark.parametrize("first, n", [(0, 1), (0, 100_000), (40_000, 20_000), (99_990, 50),
+                                      (100_000, 10), (123, 1)])
+def test_range_mask_matches_python_set(first, n):
+    """Rows proven to be one (writeId, bucket) and a rowId range are looked up without their
+    key arrays; the answer must be that of the plain set."""
+    rng = np.random.default_rng(11)
+    deleted = np.unique(rng.integers(0, 100_000, 20_000)).astype(np.int64)
+    other = np.unique(rng.integers(0, 100_000, 5_000)).astype(np.int64)
+    events = DeleteEventSet.build(
+        np.concatenate([np.full(len(deleted), 3), np.full(len(other), 4)]).astype(np.int64),
+        np.full(len(deleted) + len(other), 536870912, np.int32), np.concatenate([deleted, other]))
+    dead = set(deleted.tolist())
+    want = [r in dead for r in range(first, first + n)]
+    mask = events.deleted_range_mask(3, 536870912, first, n)
+    assert (mask.tolist() if mask is not None else [False] * n) == want
+    assert events.deleted_range_mask(5, 536870912, first, n) is None  # a writeId with no deletes
+    assert events.deleted_range_mask(3, 536870913, first, n) is None  # another statement
+
+
+def test_range_mask_beyond_the_key_layout_is_not_a_false_hit():
+    """rowIds at 2^40 would spill into the next group's keys: no match may come from there."""
+    events = DeleteEventSet.build(np.array([3, 4], np.int64), np.full(2, 536870912, np.int32),
+                                  np.array([5, 0], np.int64))
+    mask = events.deleted_range_mask(3, 536870912, (1 << 40) - 2, 4)
+    assert mask is None or not mask.any()
+    assert events.deleted_range_mask(3, 536870912, 4, 3).tolist() == [False, True, False]
+    mixed = events.deleted_mask(np.array([3, 4], np.int64), np.full(2, 536870912, np.int32),
+                                np.array([1 << 40, 7], np.int64))  # two groups: the general path
+    assert mixed is None or not mixed.any()

@@ -78,20 +78,44 @@ class DeleteEventSet:
             return None
         pairs = pair_keys(write_ids, bucket_props)
         if pairs[0] == pairs[-1] and (len(pairs) < 3 or (pairs == pairs[0]).all()):
-            g = np.searchsorted(self.groups, pairs[0])
-            if g >= len(self.groups) or self.groups[g] != pairs[0]:
+            g = self._group_index(int(pairs[0]))
+            if g is None:
                 return None
-            return self._one_group_mask(int(g), row_ids.astype(np.int64, copy=False))
+            return self._one_group_mask(g, row_ids.astype(np.int64, copy=False))
         g = np.searchsorted(self.groups, pairs)
         g_clipped = np.minimum(g, len(self.groups) - 1)
         known = self.groups[g_clipped] == pairs
         if not known.any():
             return None
+        if row_ids.min() < 0 or row_ids.max() >= _ROW_ID_LIMIT:  # no event has such a rowId
+            known &= (row_ids >= 0) & (row_ids < _ROW_ID_LIMIT)
         query = (g_clipped.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
         pos = np.searchsorted(self.keys, query)
         np.minimum(pos, len(self.keys) - 1, out=pos)
         hit = (self.keys[pos] == query) & known
         return hit if hit.any() else None
+
+    def deleted_range_mask(self, write_id: int, bucket_prop: int, first_row_id: int,
+                           n: int) -> Optional[np.ndarray]:
+        """``deleted_mask`` of ``n`` rows of one (writeId, bucketProperty) whose rowIds are
+        ``first_row_id .. first_row_id + n - 1`` (what stripe statistics can prove), without
+        materialising the key columns."""
+        if len(self.keys) == 0 or n == 0:
+            return None
+        if first_row_id < 0 or first_row_id + n > _ROW_ID_LIMIT:  # beyond the key layout
+            return self.deleted_mask(np.full(n, write_id, np.int64), np.full(n, bucket_prop, np.int32),
+                                     np.arange(first_row_id, first_row_id + n, dtype=np.int64))
+        g = self._group_index((write_id << 32) | (bucket_prop & 0xFFFFFFFF))
+        if g is None:
+            return None
+        start = (g << ROW_ID_BITS) | first_row_id
+        lo = np.searchsorted(self.keys, start)
+        hi = np.searchsorted(self.keys, start + n - 1, side="right")
+        return None if lo == hi else _range_hits(self.keys[lo:hi], start, n)
+
+    def _group_index(self, pair: int) -> Optional[int]:
+        g = int(np.searchsorted(self.groups, pair))
+        return g if g < len(self.groups) and self.groups[g] == pair else None
 
     def _one_group_mask(self, group: int, row_ids: np.ndarray) -> Optional[np.ndarray]:
         """The common batch: every row from one (writeId, bucket). Only the keys between the
@@ -100,6 +124,14 @@ class DeleteEventSet:
         """
         base = np.int64(group) << ROW_ID_BITS
         lo_id, hi_id = int(row_ids.min()), int(row_ids.max())
+        if lo_id < 0 or hi_id >= _ROW_ID_LIMIT:  # such rowIds would alias other groups' keys
+            fits = (row_ids >= 0) & (row_ids < _ROW_ID_LIMIT)
+            sub = self._one_group_mask(group, row_ids[fits]) if fits.any() else None
+            if sub is None:
+                return None
+            hit = np.zeros(len(row_ids), dtype=bool)
+            hit[fits] = sub
+            return hit
         lo = np.searchsorted(self.keys, base | lo_id)
         hi = np.searchsorted(self.keys, base | hi_id, side="right")
         if lo == hi:
@@ -107,14 +139,19 @@ class DeleteEventSet:
         window = self.keys[lo:hi]  # the deleted keys with a rowId within [lo_id, hi_id]
         n = len(row_ids)
         if hi_id - lo_id == n - 1 and (n == 1 or bool((row_ids[1:] > row_ids[:-1]).all())):
-            hit = np.zeros(n, dtype=bool)
-            hit[window - (base | lo_id)] = True
-            return hit
+            return _range_hits(window, base | lo_id, n)
         query = base | row_ids
         pos = np.searchsorted(window, query)
         np.minimum(pos, len(window) - 1, out=pos)
         hit = window[pos] == query
         return hit if hit.any() else None
+
+
+def _range_hits(window: np.ndarray, start: int, n: int) -> np.ndarray:
+    """Mask of n consecutive keys from ``start``; ``window``: the set's keys among them."""
+    hit = np.zeros(n, dtype=bool)
+    hit[window - start] = True
+    return hit
 
 
 def _check_ranges(write_ids: np.ndarray, row_ids: np.ndarray) -> None:

@@ -183,8 +183,7 @@ class TaskReader:
             return
         layout = self._layout(s, orc.schema)
         end = s.end_stripe if s.end_stripe is not None else orc.nstripes
-        skipped = self._stripes_to_skip(s, layout, end)
-        known = self._known_keys(s, layout, end)
+        skipped, known = self._stripe_facts(s, layout, end)
         row_base = s.first_row
         for stripe in range(s.first_stripe, end):
             if stripe in skipped:
@@ -271,15 +270,24 @@ class TaskReader:
                   offset: int = 0) -> Optional[pa.RecordBatch]:
         n = batch.num_rows
         mask: Optional[np.ndarray] = None
-        owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
+        # rows proven to be one (writeId, bucket) and a rowId range: look the range up directly
+        ranged = (known is not None and known.all_known and not self.needs_row_id
+                  and isinstance(layout.deletes, DeleteEventSet))
+        owid = bp = rid = None
+        if not ranged:
+            owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
         if layout.check_current_write_id:
             valid = self.spec.write_ids.valid_mask(batch.column(layout.names["currentTransaction"]).to_numpy())
             if not valid.all():
                 mask = valid
-        if layout.deletes is not None and owid is not None:
+        deleted = None
+        if ranged:
+            deleted = layout.deletes.deleted_range_mask(known.write_id, known.bucket,
+                                                        known.first_row_id + offset, n)
+        elif layout.deletes is not None and owid is not None:
             deleted = layout.deletes.deleted_mask(owid, bp, rid)
-            if deleted is not None:
-                mask = ~deleted if mask is None else (mask & ~deleted)
+        if deleted is not None:
+            mask = ~deleted if mask is None else (mask & ~deleted)
         data = self._data_columns(s, layout, batch)
         if self.spec.predicate is not None:
             pred = self.spec.predicate(data)
@@ -326,38 +334,41 @@ class TaskReader:
                 data[i] = pa.nulls(batch.num_rows, self.spec.data_types[i])
         return data
 
-    def _stripes_to_skip(self, s: FileSlice, layout: "_SliceLayout", end: int) -> dict[int, int]:
-        pred = self.spec.predicate
-        conds = getattr(pred, "conds", ())
-        if not conds or s.flush_length is not None:
-            return {}
+    def _stripe_facts(self, s: FileSlice, layout: "_SliceLayout",
+                      end: int) -> tuple[dict[int, int], dict[int, StripeKeys]]:
+        """What the slice's stripe statistics prove, read with one ``pyorc.Reader``:
+        ``({stripe: rows} no row of which passes the pushed filters, {stripe: StripeKeys})``.
+        An optimisation only: ``({}, {})`` is always correct."""
+        conds = getattr(self.spec.predicate, "conds", ())
+        if s.flush_length is not None or not (conds or layout.read_keys):
+            return {}, {}
+        import pyorc
+
+        try:
+            with self.fs.open_input(s.path, size=s.file_size) as fh:
+                stats = pyorc.Reader(fh)
+                skipped = (stripes_to_skip(stats, conds, self._condition_paths(layout),
+                                           s.first_stripe, end) if conds else {})
+                names = layout.names
+                known = (stripe_keys(stats, [names["originalTransaction"], names["bucket"],
+                                             names["rowId"]], s.first_stripe, end)
+                         if layout.read_keys else {})
+                return skipped, known
+        except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
+            log.debug("no stripe statistics for %s: %s", s.path, e)
+            return {}, {}
+
+    def _condition_paths(self, layout: "_SliceLayout") -> dict[str, Optional[str]]:
+        """Each pushed condition's column as an ORC column path in this file (None: absent)."""
         paths: dict[str, Optional[str]] = {}
-        for name, i in pred.index_of:
+        for name, i in self.spec.predicate.index_of:
             if i >= len(layout.file_cols):
                 paths[name] = None
             elif layout.acid:
                 paths[name] = f"{layout.names['row']}.{layout.file_cols[i]}"
             else:
                 paths[name] = layout.file_cols[i]
-        try:
-            with self.fs.open_input(s.path, size=s.file_size) as fh:
-                return stripes_to_skip(fh, conds, paths, s.first_stripe, end)
-        except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
-            log.debug("no stripe skipping for %s: %s", s.path, e)
-            return {}
-
-    def _known_keys(self, s: FileSlice, layout: "_SliceLayout", end: int) -> dict[int, StripeKeys]:
-        """Stripes whose ROW__ID columns the statistics prove (an optimisation: {} is correct)."""
-        if not layout.read_keys or s.flush_length is not None:
-            return {}
-        names = layout.names
-        try:
-            with self.fs.open_input(s.path, size=s.file_size) as fh:
-                return stripe_keys(fh, [names["originalTransaction"], names["bucket"],
-                                        names["rowId"]], s.first_stripe, end)
-        except Exception as e:  # noqa: BLE001 - statistics are an optimisation only
-            log.debug("no key statistics for %s: %s", s.path, e)
-            return {}
+        return paths
 
     def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
         """Cast a file column to the table's type (schema evolution: widening only)."""

@@ -68,20 +68,18 @@ def cond_rules_out(c: Cond, stats: Optional[dict]) -> bool:
     return False
 
 
-def stripes_to_skip(fh, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
+def stripes_to_skip(reader, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
                     first: int, end: int) -> dict[int, int]:
     """``{stripe index: its row count}`` of the stripes in [first, end) no row can come from
     (the counts keep synthetic row ids of original files right).
 
     ``column_paths`` maps a condition's column to its ORC column path in this file (e.g.
-    ``row.amount``) or None when the file lacks the column.
+    ``row.amount``) or None when the file lacks the column. ``reader``: a ``pyorc.Reader`` of
+    the file (one per slice, shared with ``stripe_keys``).
     """
-    import pyorc
-
     usable = [c for c in conds if c.column in column_paths]
     if not usable:
         return {}
-    reader = pyorc.Reader(fh)
     ids = {}
     for c in usable:
         path = column_paths[c.column]
@@ -118,13 +116,10 @@ class StripeKeys:
         return self.first_row_id is not None
 
 
-def stripe_keys(fh, key_names: Sequence[str], first: int, end: int) -> dict[int, StripeKeys]:
+def stripe_keys(reader, key_names: Sequence[str], first: int, end: int) -> dict[int, StripeKeys]:
     """``{stripe: StripeKeys}`` for the stripes in [first, end) where at least the write id and
-    bucket are constant; ``key_names`` are this file's spellings of originalTransaction, bucket
-    and rowId."""
-    import pyorc
-
-    reader = pyorc.Reader(fh)
+    bucket are constant; ``reader``: a ``pyorc.Reader`` of the file; ``key_names``: this file's
+    spellings of originalTransaction, bucket and rowId."""
     ids = [reader.schema.find_column_id(n) for n in key_names]
     out: dict[int, StripeKeys] = {}
     for i in range(first, end):
