@@ -279,19 +279,30 @@ def referenced_columns(df: DataFrame, condition: Column) -> Optional[list[str]]:
     """The columns of ``df`` that ``condition`` reads, from Spark's analyzed plan, in ``df``'s
     order; ``row__id`` excluded (the target always has it). None when they cannot be told (e.g.
     Spark Connect has no JVM plan): callers then read every column."""
-    try:
-        plan = df.filter(condition)._jdf.queryExecution().analyzed()
-        if plan.getClass().getSimpleName() != "Filter":
-            return None
-        refs = plan.condition().references().toSeq()
-        names = {refs.apply(i).name().lower() for i in range(refs.size())}
-    except Exception as e:  # noqa: BLE001 - an invalid condition fails again, with Spark's message
-        log.debug("columns of the condition not known (%s); reading every column", e)
-        return None
+    names = referenced_names(df, [condition], [])
     by_lower = {c.lower(): c for c in df.columns}
-    if not names <= set(by_lower):
+    if names is None or not names <= set(by_lower):
         return None
     return [c for c in df.columns if c.lower() in names and c != dml.ROW_ID]
+
+
+def referenced_names(df: DataFrame, conditions: Sequence[Column],
+                     values: Sequence[Column]) -> Optional[set[str]]:
+    """Lower-case names of the columns that ``conditions`` (as filters of ``df``) and ``values``
+    (as projections of it) read, from Spark's analyzed plans; None when they cannot be told."""
+    names: set[str] = set()
+    try:
+        for expr, kind in [(c, "Filter") for c in conditions] + [(v, "Project") for v in values]:
+            plan = (df.filter(expr) if kind == "Filter" else df.select(expr))._jdf \
+                .queryExecution().analyzed()
+            if plan.getClass().getSimpleName() != kind:
+                return None
+            refs = plan.references().toSeq()
+            names.update(refs.apply(i).name().lower() for i in range(refs.size()))
+    except Exception as e:  # noqa: BLE001 - an invalid expression fails again, with Spark's message
+        log.debug("columns of the expressions not known (%s); reading every column", e)
+        return None
+    return names
 
 
 class HiveAcidMergeBuilder:
@@ -379,9 +390,11 @@ class HiveAcidMergeBuilder:
         table = self._table
 
         def build(load: TargetLoader, spec):
-            t = load()
+            full = load()
             names = dml.table_data_names(spec)
-            types = dict(t.dtypes)
+            types = dict(full.dtypes)
+            needed = self._target_columns(full, spec)
+            t = full if needed is None else load(needed)
             marker = "__hiveacid_matched"
             target = t.withColumn(marker, F.lit(True))
             how = "left" if self._not_matched else "inner"
@@ -408,14 +421,14 @@ class HiveAcidMergeBuilder:
                 dels = add(dels, act == i, F.lit(self._UPDATE_DEL))
                 ins = add(ins, act == i, F.lit(self._UPDATE_INS))
                 given = (self._source_all(names, "whenMatchedUpdateAll") if kind == "updateAll"
-                         else table._resolve_set(t, setting, "whenMatchedUpdate(set=...)"))
+                         else table._resolve_set(full, setting, "whenMatchedUpdate(set=...)"))
                 for n in names:
                     v = given[n].cast(types[n]) if n in given else target[n]
                     values[n] = add(values[n], act == i, v)
             for k, (kind, cond, setting) in enumerate(self._not_matched):
                 ins = add(ins, act == 100 + k, F.lit(self._INSERT_INS))
                 given = (self._source_all(names, "whenNotMatchedInsertAll") if kind == "insertAll"
-                         else table._resolve_set(t, setting, "whenNotMatchedInsert(values=...)"))
+                         else table._resolve_set(full, setting, "whenNotMatchedInsert(values=...)"))
                 for n in names:
                     v = given[n].cast(types[n]) if n in given else F.lit(None).cast(types[n])
                     values[n] = add(values[n], act == 100 + k, v)
@@ -431,6 +444,23 @@ class HiveAcidMergeBuilder:
             return rows.select(cols)
 
         return table._run("merge", build)
+
+    def _target_columns(self, full: DataFrame, spec) -> Optional[list[str]]:
+        """The target columns a MERGE whose matched clauses only delete must read: those its
+        expressions name (on either side: a superset, so every name resolves as on the full
+        target) and the partition columns. None (read every column) when a matched clause
+        updates, since new row versions carry every column."""
+        if any(kind != "delete" for kind, _, _ in self._matched):
+            return None
+        conditions = [_col(self._condition)] + [
+            _col(cond) for _, cond, _ in self._matched + self._not_matched if cond is not None]
+        values = [_value(v) for kind, _, given in self._not_matched if kind == "insert"
+                  for v in given.values()]
+        names = referenced_names(self._source.join(full, conditions[0], "left"), conditions, values)
+        if names is None:
+            return None
+        used = [c for c in full.columns if c.lower() in names and c != dml.ROW_ID]
+        return _union(used, spec.partition_names)
 
     @staticmethod
     def _check_cardinality(joined: DataFrame, target: DataFrame, partitions) -> None:

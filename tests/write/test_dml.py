@@ -85,6 +85,41 @@ def test_delete_reads_only_row_id_partitions_and_condition_columns(acid_spark, t
     assert _rows(t) == []
 
 
+def test_merge_that_only_deletes_reads_only_the_columns_it_names(acid_spark, tmp_path, monkeypatch):
+    """Delete-only MERGE writes no row values: like DELETE it reads row__id, the partition
+    columns and the columns its expressions name; a MERGE that updates reads every column."""
+    path = str(tmp_path / "t")
+    t = _make(acid_spark, path, partitionBy="p")
+    asked = []
+    target = HiveAcidTable._target
+
+    def spy(self, txn, columns=None):
+        asked.append(None if columns is None else list(columns))
+        return target(self, txn, columns)
+
+    monkeypatch.setattr(HiveAcidTable, "_target", spy)
+    keys = acid_spark.createDataFrame([(1,), (4,), (40,)], "key long").alias("s")
+    assert t.alias("t").merge(keys, "t.id = s.key").whenMatchedDelete().execute()["numDeletedRows"] == 2
+    assert asked[-1] == ["id", "p"]
+    src = acid_spark.createDataFrame([(2, "x"), (3, "y"), (50, "new")], "key long, label string")
+    m = (t.alias("t").merge(src.alias("s"), "t.id = s.key").whenMatchedDelete("t.name = 'n2'")
+         .whenNotMatchedInsert(values={"id": "s.key", "name": "s.label", "p": "0"}).execute())
+    assert (m["numDeletedRows"], m["numInsertedRows"]) == (1, 1)
+    assert asked[-1] == ["id", "name", "p"]
+    assert _rows(t) == [(i, f"n{i}", i % 3) for i in (0, 3, 5, 6, 7, 8)] + [(50, "new", 0)]
+    # inserted values may set target columns the pruned read does not hold (here: name)
+    src2 = acid_spark.createDataFrame([(3, "z"), (60, "newer")], "key long, label string")
+    m = (t.alias("t").merge(src2.alias("s"), "t.id = s.key").whenMatchedDelete()
+         .whenNotMatchedInsert(values={"id": "s.key", "name": "s.label", "p": "1"}).execute())
+    assert (m["numDeletedRows"], m["numInsertedRows"]) == (1, 1)
+    assert asked[-1] == ["id", "p"]
+    assert _rows(t) == [(i, f"n{i}", i % 3) for i in (0, 5, 6, 7, 8)] + [(50, "new", 0), (60, "newer", 1)]
+    src3 = acid_spark.createDataFrame([(50, "upd")], "key long, label string")
+    t.alias("t").merge(src3.alias("s"), "t.id = s.key").whenMatchedUpdate(set={"name": "s.label"}).execute()
+    assert asked[-1] is None
+    assert (50, "upd", 0) in _rows(t)
+
+
 def test_referenced_columns_from_the_analyzed_plan(acid_spark):
     from pyspark.sql import functions as F
 
