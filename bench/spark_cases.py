@@ -54,6 +54,12 @@ def _row(df):
             for k, v in r.asDict().items()}
 
 
+def partition_columns(path) -> list[str]:
+    """Names of the ``k=v`` directories between the table root and the ACID directories."""
+    first = Path(data_files(path)[0]).relative_to(path)
+    return [part.split("=", 1)[0] for part in first.parts[:-2] if "=" in part]
+
+
 class SparkBench:
     def __init__(self, spark, log=print):
         self.spark = spark
@@ -91,14 +97,17 @@ class SparkBench:
         return self.orc_impl
 
     def raw_orc(self, path: str):
-        return self.spark.read.orc(data_files(path))
+        # basePath: Spark discovers the partition columns (``p=3``) from the directories
+        return self.spark.read.option("basePath", str(path)).orc(data_files(path))
 
     def anti_join(self, path: str):
-        data = self.raw_orc(path).select(*KEYS, "row.*")
+        """Delete events only apply within their own partition: (partition, writeId, bucket, rowId)."""
+        keys = KEYS + partition_columns(path)
+        data = self.raw_orc(path).select(*keys, "row.*")
         if not delete_files(path):  # nothing deleted: the pipeline is the raw scan
-            return data.drop(*KEYS)
-        dels = self.spark.read.orc(delete_files(path)).select(*KEYS)
-        return data.join(dels, KEYS, "left_anti").drop(*KEYS)
+            return data.drop(*keys)
+        dels = self.spark.read.option("basePath", str(path)).orc(delete_files(path)).select(*keys)
+        return data.join(dels, keys, "left_anti").drop(*keys)
 
     def join_strategy(self, path: str) -> str:
         plan = self.anti_join(path).agg(*agg_exprs())._jdf.queryExecution().executedPlan().toString()
