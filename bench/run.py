@@ -220,7 +220,14 @@ def ratios(res: dict) -> list[dict]:
     if w.get("error"):
         out.append(_r("append throughput / df.write.orc", None, ">=", 0.5, "writer not available: " + w["error"]))
     elif w:
-        out.append(_r("append throughput / df.write.orc", ratio(w.get("df.write.orc"), w.get("hiveacid_append")), ">=", 0.5))
+        out.append(_r("append throughput / df.write.orc", ratio(w.get("df.write.orc"), w.get("hiveacid_append")), ">=", 0.5,
+                      "hiveacid ZLIB (Hive's default) vs Spark's snappy"))
+        if w.get("df.write.orc_zlib"):
+            out.append(_r("append throughput / df.write.orc, both ZLIB",
+                          ratio(w.get("df.write.orc_zlib"), w.get("hiveacid_append")), ">=", 0.5))
+        if w.get("hiveacid_append_snappy"):
+            out.append(_r("append throughput / df.write.orc, both snappy",
+                          ratio(w.get("df.write.orc"), w.get("hiveacid_append_snappy")), ">=", 0.5))
     d = res.get("dml") or {}
     for op in ("delete_1pct", "update_1pct"):
         rec = d.get(op) or ({"error": d["error"]} if d.get("error") else None)

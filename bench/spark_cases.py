@@ -199,11 +199,18 @@ class SparkBench:
         try:
             df = self.write_df(rows)
 
-            def orc():
+            def orc():  # Spark's default codec: snappy
                 df.write.mode("overwrite").orc(str(root / "orc"))
 
-            def acid():
+            def orc_zlib():
+                df.write.mode("overwrite").option("compression", "zlib").orc(str(root / "orc_zlib"))
+
+            def acid():  # Hive's default codec: ZLIB
                 df.write.format("hiveacid").mode("append").save(str(root / "acid"))
+
+            def acid_snappy():
+                df.write.format("hiveacid").mode("append").option("compression", "SNAPPY") \
+                    .save(str(root / "acid_snappy"))
 
             try:
                 acid()  # the probe: create the table (and fail fast if there is no writer)
@@ -212,7 +219,8 @@ class SparkBench:
                 self.log(f"writer not available: {out['error']}")
                 out["orc"] = measure({"df.write.orc": orc}, reps=reps, warmup=warmup, log=self.log)
                 return out
-            out.update(measure({"df.write.orc": orc, "hiveacid_append": acid},
+            out.update(measure({"df.write.orc": orc, "hiveacid_append": acid,
+                                "df.write.orc_zlib": orc_zlib, "hiveacid_append_snappy": acid_snappy},
                                reps=reps, warmup=warmup, log=self.log))
         finally:
             shutil.rmtree(root, ignore_errors=True)
