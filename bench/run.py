@@ -163,6 +163,9 @@ def checks(scans: dict, meta: dict) -> dict:
     if result("hiveacid_count_columns") is not None:
         out["hiveacid_count_columns == visible rows"] = \
             result("hiveacid_count_columns") == meta["visible_rows"]
+    if result("hiveacid_count_table") is not None:
+        out["hiveacid_count_table == visible rows"] = \
+            result("hiveacid_count_table") == meta["visible_rows"]
     if result("antijoin_count") is not None:
         out["antijoin_count == visible rows"] = result("antijoin_count") == meta["visible_rows"]
     if result("orc_raw_count") is not None:
@@ -202,6 +205,10 @@ def ratios(res: dict) -> list[dict]:
             note = "workaround: .option('columns', 'id'), since PySpark prunes no columns"
             out.append(_r("hiveacid count (columns=id) / anti-join count", ratio(s.get("hiveacid_count_columns"), s.get("antijoin_count")), "<=", 0.5, note))
             out.append(_r(f"hiveacid count (columns=id) / Spark ORC raw count ({impl})", ratio(s.get("hiveacid_count_columns"), s.get("orc_raw_count")), "<=", 0.8, note))
+        if s.get("hiveacid_count_table"):
+            note = "HiveAcidTable.forPath(spark, p).count(): option countRows, one number per task"
+            out.append(_r("HiveAcidTable.count() / anti-join count", ratio(s.get("hiveacid_count_table"), s.get("antijoin_count")), "<=", 0.5, note))
+            out.append(_r(f"HiveAcidTable.count() / Spark ORC raw count ({impl})", ratio(s.get("hiveacid_count_table"), s.get("orc_raw_count")), "<=", 0.8, note))
     ip = res.get("inproc") or {}
     if ip and "error" not in ip:
         out.append(_r("in-process reader / raw pyarrow `row` decode (throughput)",

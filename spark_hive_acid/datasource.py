@@ -8,11 +8,13 @@ from typing import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import LongType, StructField, StructType
 
 log = logging.getLogger(__name__)
 
 FORMAT_NAME = "hiveacid"
+ROW_COUNT = "row_count"
+ROW_COUNT_SCHEMA = StructType([StructField(ROW_COUNT, LongType(), False)])
 
 
 class HiveAcidPartition(InputPartition):
@@ -62,6 +64,8 @@ class HiveAcidDataSource(DataSource):
 
     def schema(self) -> StructType:
         scan = self._scan()
+        if scan.options.count_rows:
+            return ROW_COUNT_SCHEMA
         return _spark_schema(scan.default_columns())
 
     def reader(self, schema: StructType) -> "DataSourceReader":
@@ -78,7 +82,17 @@ class HiveAcidDataSource(DataSource):
 
 class HiveAcidReader(DataSourceReader):
     def __init__(self, scan, schema: StructType):
-        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.count_rows = scan.options.count_rows
+        if self.count_rows and schema != ROW_COUNT_SCHEMA:
+            from .exceptions import InvalidOptionError
+
+            raise InvalidOptionError(
+                f"Option countRows=true reads the schema {ROW_COUNT_SCHEMA.simpleString()}; "
+                f"drop the user schema {schema.simpleString()}")
+        self.output_schema = to_arrow_schema(schema, timezone="UTC")
+        # counting reads no column: the deletes and filters still apply, only the ACID keys
+        # they need are decoded (none where stripe statistics prove them)
+        self.arrow_schema = pa.schema([]) if self.count_rows else self.output_schema
         self.scan = scan
         self.fs = scan.fs
         self.conds: list = []
@@ -128,7 +142,13 @@ class HiveAcidReader(DataSourceReader):
         task = getattr(partition, "task", None)
         if task is None:  # Spark turns an empty partition list into [InputPartition(None)]
             return iter(())
-        return TaskReader(self.fs, self.spec).read(task)
+        batches = TaskReader(self.fs, self.spec).read(task)
+        if self.count_rows:
+            return iter([self._row_count(sum(b.num_rows for b in batches))])
+        return batches
+
+    def _row_count(self, rows: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_arrays([pa.array([rows], pa.int64())], schema=self.output_schema)
 
     def __getstate__(self):
         state = dict(self.__dict__)

@@ -104,3 +104,23 @@ def test_deletes_on_proven_key_ranges_without_row_ids(tmp_path, decoded, monkeyp
     got = read_table(str(table)).column("a").to_pylist()
     assert Counter(got) == Counter(a for (_, _, _, a) in expected)
     assert len(calls) >= 3  # the delta's stripes and the base's one-write-id, gap-free ones
+
+
+def test_zero_column_read_counts_survivors_on_every_key_path(tmp_path, monkeypatch):
+    """No output column at all (a ``count()``): proven ranges, gapped row ids and mixed stripes
+    still apply their deletes, and the ``row`` struct is never decoded."""
+    from spark_hive_acid.read.scan import TableScan
+
+    read: set[str] = set()
+    original = reader.TaskReader._read_stripe
+
+    def spy(self, orc, s, stripe, columns):
+        read.update(columns)
+        return original(self, orc, s, stripe, columns)
+
+    monkeypatch.setattr(reader.TaskReader, "_read_stripe", spy)
+    table, expected, _ = _events_table(tmp_path)
+    got = TableScan({"path": str(table)}).to_arrow(columns=[])
+    assert got.num_columns == 0
+    assert got.num_rows == len(expected)
+    assert read and "row" not in read

@@ -415,6 +415,7 @@ def test_partitioned_writes_and_dml_by_name(ms_spark, metastore, tmp_path):
          .whenNotMatchedInsertAll().execute())
     assert (m["numInsertedRows"], m["numDeletedRows"]) == (2, 1)
     assert content() == [(2, "B", "x"), (3, "C", "z"), (4, "d", None), (5, "e", "w")]
+    assert t.count() == 4  # zero-column read of the metastore's snapshot
     assert "ds=w" in parts()
     _assert_clean(metastore, name, loc, before)
     # a DML whose tasks fail: aborted, nothing changes, nothing left

@@ -153,6 +153,11 @@ def test_empty_snapshot_reads_as_empty_dataframe(spark, partitioned_table):
     assert [f.name for f in df.schema] == ["id", "name", "ds", "k"]
     assert df.count() == 0
     assert reader.schema("id int").load(partitioned_table).count() == 0
+    from spark_hive_acid.table import HiveAcidTable
+
+    table = HiveAcidTable.forPath(spark, partitioned_table,
+                                  options={"validWriteIds": "db.t:0:9223372036854775807::"})
+    assert table.count() == 0 and HiveAcidTable.forPath(spark, partitioned_table).count() == 4
 
 
 def test_spark_submit_finds_the_format_without_register(tmp_path, corpus_copy):
@@ -174,3 +179,35 @@ def test_spark_submit_finds_the_format_without_register(tmp_path, corpus_copy):
     done = subprocess.run([str(submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
                            str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert "ROWS 1" in done.stdout, done.stderr[-3000:]
+
+
+def test_empty_user_schema_counts_rows_after_deletes(spark, partitioned_table):
+    """A zero-column read (what ``count()`` needs) still applies delete events: 5 inserted, 1 deleted."""
+    df = spark.read.format("hiveacid").schema(StructType([])).load(partitioned_table)
+    assert df.count() == 4
+    assert df.filter("true").count() == 4
+
+
+def test_zero_column_in_process_read_counts_rows_after_deletes(partitioned_table):
+    from spark_hive_acid.read.scan import TableScan
+
+    table = TableScan({"path": partitioned_table}).to_arrow(columns=[])
+    assert table.num_columns == 0 and table.num_rows == 4
+
+
+def test_count_rows_option_counts_per_task_after_deletes(spark, partitioned_table):
+    df = spark.read.format("hiveacid").option("countRows", "true").load(partitioned_table)
+    assert [(f.name, f.dataType, f.nullable) for f in df.schema] == [("row_count", LongType(), False)]
+    assert sum(r.row_count for r in df.collect()) == 4
+    one = (spark.read.format("hiveacid").option("countRows", "true")
+           .option("validWriteIds", "default.sales:1:9223372036854775807::").load(partitioned_table))
+    assert sum(r.row_count for r in one.collect()) == 5  # before the delete (write id 2)
+
+
+def test_count_rows_refuses_columns_and_user_schemas(spark, partitioned_table):
+    with pytest.raises(Exception, match="countRows=true reads one column, row_count"):
+        (spark.read.format("hiveacid").option("countRows", "true").option("columns", "name")
+         .load(partitioned_table).collect())
+    with pytest.raises(Exception, match="drop the user schema"):
+        (spark.read.format("hiveacid").option("countRows", "true").schema("name string")
+         .load(partitioned_table).collect())

@@ -15,7 +15,7 @@ KNOWN_OPTIONS = {
     "path", "paths", "validwriteids", "validtxns", "includerowid", "columns", "splitsize",
     "maxdeleteeventsinmemory", "transactionalproperties", "table", "metastoreuri",
     "webhdfsurl", "hdfsuser", "hdfsclient", "partitionby", "bucketby", "numbuckets",
-    "bucketingversion", "compression", "tableproperties", "partitionoverwritemode",
+    "bucketingversion", "compression", "tableproperties", "partitionoverwritemode", "countrows",
 }
 
 
@@ -56,6 +56,7 @@ class ReadOptions:
     insert_only: Optional[bool] = None  # None: detect
     table: Optional[str] = None  # "db.tbl": read through the Hive Metastore
     txns_given: bool = False
+    count_rows: bool = False  # one row_count per Spark task instead of the rows
     raw: tuple[tuple[str, str], ...] = ()  # every option, for file-system factories
 
     @property
@@ -84,6 +85,11 @@ class ReadOptions:
             columns = tuple(c.strip() for c in opts["columns"].split(",") if c.strip())
             if not columns:
                 raise InvalidOptionError("Option columns is empty: name at least one column")
+        count_rows = parse_bool(opts, "countRows", False)
+        if count_rows and (columns or parse_bool(opts, "includeRowId", False)):
+            raise InvalidOptionError(
+                "Option countRows=true reads one column, row_count: drop options columns and "
+                "includeRowId")
         props = opts.get("transactionalproperties")
         insert_only = None
         if props:
@@ -103,5 +109,6 @@ class ReadOptions:
             split_bytes=parse_int(opts, "splitSize", DEFAULT_SPLIT_BYTES),
             max_delete_events=parse_int(opts, "maxDeleteEventsInMemory", DEFAULT_MAX_DELETE_EVENTS),
             insert_only=insert_only,
+            count_rows=count_rows,
             raw=tuple(sorted(opts.items())),
         )

@@ -309,7 +309,7 @@ class TaskReader:
             if not arr.type.equals(field.type):
                 arr = arr.cast(field.type)
             arrays.append(arr)
-        out = pa.RecordBatch.from_arrays(arrays, schema=self.spec.arrow_schema)
+        out = _record_batch(arrays, self.spec.arrow_schema, n)
         if mask is not None:
             if not mask.any():
                 return None
@@ -483,6 +483,15 @@ def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:
     """Children of a struct with null parents: push the parent's nulls down (flatten does)."""
     fields = row.flatten()
     return pa.StructArray.from_arrays(fields, fields=list(row.type))
+
+
+def _record_batch(arrays: list[pa.Array], schema: pa.Schema, num_rows: int) -> pa.RecordBatch:
+    """A batch of ``arrays``; with no columns (a ``count()``), one that still has ``num_rows``
+    rows, which ``RecordBatch.from_arrays([])`` would lose (it has 0 rows and cannot be filtered)."""
+    if arrays:
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    empty = pa.StructArray.from_buffers(pa.struct([]), num_rows, [None])
+    return pa.RecordBatch.from_struct_array(empty)
 
 
 def _constant(value: Optional[object], typ: pa.DataType, n: int) -> pa.Array:

@@ -665,10 +665,8 @@ def _make_metastore_table_class():
             return (self._spark.read.format("hiveacid").options(**opts)
                     .option("table", self.name).option(OPTION_URI, self.metastore_uri))
 
-        def toDF(self):
-            """The table at the metastore's current snapshot."""
-            df = self._reader().load()
-            return df.alias(self._alias) if self._alias else df
+        def _load(self, reader):  # toDF() and count() read the metastore's current snapshot
+            return reader.load()
 
         def history(self):
             """One row per write id found in the table's directories (the metastore keeps no

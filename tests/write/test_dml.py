@@ -56,8 +56,9 @@ def test_delete_writes_sorted_delete_events(acid_spark, tmp_path):
         assert all(e["operation"] == 2 and e["currentTransaction"] == 2 and e["row"] is None
                    and bucket_codec.decode_writer_id(e["bucket"]) == n for e in events)
     assert sum(len(v) for v in dels.values()) == 3
+    assert t.count() == 6  # the zero-column read applies the delete events
     t.delete()  # everything
-    assert _rows(t) == []
+    assert _rows(t) == [] and t.count() == 0
 
 
 def test_delete_reads_only_row_id_partitions_and_condition_columns(acid_spark, tmp_path, monkeypatch):
