@@ -69,7 +69,7 @@ def _scans(ref: dict, path: Path) -> Path:
 
 def _ratios(ref: dict, path: Path) -> Path:
     plt = _plt()
-    rows = [r for r in ref["ratios"] if r.get("value") is not None]
+    rows = [r for r in ref["ratios"] if r.get("value") is not None and r.get("target") is not None]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.2))
     for i, r in enumerate(rows):
         ok = r.get("ok")

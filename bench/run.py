@@ -188,7 +188,7 @@ def _agg_equal(a: dict, b: dict) -> bool:
 
 
 def _r(name, value, op, target, note=""):
-    ok = None if value is None else (value <= target if op == "<=" else value >= target)
+    ok = None if value is None or target is None else (value <= target if op == "<=" else value >= target)
     return {"name": name, "value": value, "op": op, "target": target, "ok": ok, "note": note}
 
 
@@ -235,6 +235,13 @@ def ratios(res: dict) -> list[dict]:
         if w.get("hiveacid_append_snappy"):
             out.append(_r("append throughput / df.write.orc, both snappy",
                           ratio(w.get("df.write.orc"), w.get("hiveacid_append_snappy")), ">=", 0.5))
+        if w.get("python_sink_floor"):
+            out.append(_r("Python sink that writes nothing / df.write.orc (throughput)",
+                          ratio(w.get("df.write.orc"), w.get("python_sink_floor")), "", None,
+                          "the ceiling of any Python data source append"))
+            out.append(_r("append throughput / that Python sink",
+                          ratio(w.get("python_sink_floor"), w.get("hiveacid_append")), "", None,
+                          "the share the connector's encoding leaves"))
     d = res.get("dml") or {}
     for op in ("delete_1pct", "update_1pct"):
         rec = d.get(op) or ({"error": d["error"]} if d.get("error") else None)
@@ -327,6 +334,10 @@ def print_tables(results: dict) -> None:
         print()
         print(f"  {'ratio / metric':58s} {'value':>8s}  target   ok")
         for r in ref.get("ratios", []):
+            if r["target"] is None:  # context, no target
+                print(f"  {r['name']:58s} {_fmt(r['value']):>8s}  {'—':8s} info"
+                      + (f"   ({r['note']})" if r["note"] else ""))
+                continue
             ok = {True: "yes", False: "NO", None: "skip"}[r["ok"]]
             print(f"  {r['name']:58s} {_fmt(r['value']):>8s}  {r['op']} {r['target']:<5g} {ok}"
                   + (f"   ({r['note']})" if r["note"] else ""))

@@ -215,6 +215,9 @@ class SparkBench:
             def acid():  # Hive's default codec: ZLIB
                 df.write.format("hiveacid").mode("append").save(str(root / "acid"))
 
+            def python_sink():  # the floor of any Python data source write: no encoding
+                df.write.format(NULL_FORMAT).mode("append").save()
+
             def acid_snappy():
                 df.write.format("hiveacid").mode("append").option("compression", "SNAPPY") \
                     .save(str(root / "acid_snappy"))
@@ -226,8 +229,12 @@ class SparkBench:
                 self.log(f"writer not available: {out['error']}")
                 out["orc"] = measure({"df.write.orc": orc}, reps=reps, warmup=warmup, log=self.log)
                 return out
+            from .null_sink import FORMAT as NULL_FORMAT, NullSinkSource
+
+            self.spark.dataSource.register(NullSinkSource)
             out.update(measure({"df.write.orc": orc, "hiveacid_append": acid,
-                                "df.write.orc_zlib": orc_zlib, "hiveacid_append_snappy": acid_snappy},
+                                "df.write.orc_zlib": orc_zlib, "hiveacid_append_snappy": acid_snappy,
+                                "python_sink_floor": python_sink},
                                reps=reps, warmup=warmup, log=self.log))
         finally:
             shutil.rmtree(root, ignore_errors=True)
