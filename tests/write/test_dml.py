@@ -61,20 +61,26 @@ def test_delete_writes_sorted_delete_events(acid_spark, tmp_path):
     assert _rows(t) == [] and t.count() == 0
 
 
-def test_delete_reads_only_row_id_partitions_and_condition_columns(acid_spark, tmp_path, monkeypatch):
+@pytest.fixture
+def asked(monkeypatch):
+    """The ``columns`` each DML asked its target reader for (None: every column)."""
+    calls = []
+    target = HiveAcidTable._target
+
+    def spy(self, txn, columns=None):
+        calls.append(None if columns is None else list(columns))
+        return target(self, txn, columns)
+
+    monkeypatch.setattr(HiveAcidTable, "_target", spy)
+    return calls
+
+
+def test_delete_reads_only_row_id_partitions_and_condition_columns(acid_spark, tmp_path, asked):
     """PySpark gives a Python source no column pruning: DELETE must ask for the columns itself."""
     from pyspark.sql import functions as F
 
     path = str(tmp_path / "t")
     t = _make(acid_spark, path, partitionBy="p")
-    asked = []
-    target = HiveAcidTable._target
-
-    def spy(self, txn, columns=None):
-        asked.append(None if columns is None else list(columns))
-        return target(self, txn, columns)
-
-    monkeypatch.setattr(HiveAcidTable, "_target", spy)
     assert t.delete("id IN (1, 2)")["numDeletedRows"] == 2
     assert asked[-1] == ["id", "p"]
     assert t.alias("x").delete(F.col("x.name") == "n5")["numDeletedRows"] == 1
@@ -86,19 +92,11 @@ def test_delete_reads_only_row_id_partitions_and_condition_columns(acid_spark, t
     assert _rows(t) == []
 
 
-def test_merge_that_only_deletes_reads_only_the_columns_it_names(acid_spark, tmp_path, monkeypatch):
+def test_merge_that_only_deletes_reads_only_the_columns_it_names(acid_spark, tmp_path, asked):
     """Delete-only MERGE writes no row values: like DELETE it reads row__id, the partition
     columns and the columns its expressions name; a MERGE that updates reads every column."""
     path = str(tmp_path / "t")
     t = _make(acid_spark, path, partitionBy="p")
-    asked = []
-    target = HiveAcidTable._target
-
-    def spy(self, txn, columns=None):
-        asked.append(None if columns is None else list(columns))
-        return target(self, txn, columns)
-
-    monkeypatch.setattr(HiveAcidTable, "_target", spy)
     keys = acid_spark.createDataFrame([(1,), (4,), (40,)], "key long").alias("s")
     assert t.alias("t").merge(keys, "t.id = s.key").whenMatchedDelete().execute()["numDeletedRows"] == 2
     assert asked[-1] == ["id", "p"]
