@@ -177,7 +177,7 @@ class HiveAcidTable:
     def _layout(self) -> TableLayout:
         layout = load_layout(self._fs, self._fs_path)
         if layout is None:  # a Hive-written table: adopt it with the columns the reader sees
-            schema = spark_to_arrow_schema(self._reader().load(self._path).schema)
+            schema = spark_to_arrow_schema(self._load(self._reader()).schema)
             layout, _ = resolve_table(self._fs, self._fs_path, WriteOptions(path=self._path), schema)
         return layout
 
@@ -190,7 +190,7 @@ class HiveAcidTable:
 
     def _target(self, txn: txnlog.Transaction, columns: Optional[Sequence[str]] = None) -> DataFrame:
         reader = self._target_reader(columns).option("validWriteIds", txn.snapshot_string)
-        return reader.load(self._path).alias(self._alias or DEFAULT_ALIAS)
+        return self._load(reader).alias(self._alias or DEFAULT_ALIAS)
 
     def _run(self, operation: str, build) -> dict:
         """One transaction: allocate W, build the plan from the snapshot, write, commit."""

@@ -665,7 +665,7 @@ def _make_metastore_table_class():
             return (self._spark.read.format("hiveacid").options(**opts)
                     .option("table", self.name).option(OPTION_URI, self.metastore_uri))
 
-        def _load(self, reader):  # toDF() and count() read the metastore's current snapshot
+        def _load(self, reader):  # by name: the reader's options name the table, not a path
             return reader.load()
 
         def history(self):
@@ -741,10 +741,10 @@ def _make_metastore_table_class():
                 write_ids, txns = txn.read_snapshot()
 
                 def load(columns=None):
-                    return (self._target_reader(columns)
-                            .option("validWriteIds", write_ids.to_string())
-                            .option("validTxns", txns.to_string())
-                            .load().alias(self._alias or "target"))
+                    return self._load(self._target_reader(columns)
+                                      .option("validWriteIds", write_ids.to_string())
+                                      .option("validTxns", txns.to_string())
+                                      ).alias(self._alias or "target")
 
                 plan = build(load, spec)
                 staged = dml.stage_dml(self._spark, info.location, opts, spec, layout,
