@@ -11,10 +11,11 @@ import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pytest
 
-from spark_hive_acid.exceptions import InvalidOptionError, StorageError, TableNotFoundError
+from spark_hive_acid.exceptions import InvalidOptionError, PathNotFoundError, StorageError
 from spark_hive_acid.io import remote
 from spark_hive_acid.io.arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available
-from spark_hive_acid.io.filesystem import FileStatus, FileSystem, LocalFileSystem, get_filesystem
+from spark_hive_acid.io.filesystem import FileStatus, FileSystem, LocalFileSystem
+from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.io.parallel import list_dirs_parallel
 from spark_hive_acid.io.webhdfs import WebHdfsFileSystem
 
@@ -31,7 +32,7 @@ def test_remote_schemes_are_registered_on_demand():
     fs, path = get_filesystem("webhdfs://nn.example:50070/warehouse/t", {"hdfsUser": "hive"})
     assert isinstance(fs, WebHdfsFileSystem) and path == "/warehouse/t"
     assert fs.url == "http://nn.example:50070" and fs._client is None  # nothing contacted yet
-    from spark_hive_acid.io.filesystem import _FACTORIES
+    from spark_hive_acid.io.registry import _FACTORIES
 
     for scheme in ("hdfs", "webhdfs", "swebhdfs", "s3", "s3a", "gs", "abfs", "abfss"):
         assert scheme in _FACTORIES
@@ -169,7 +170,7 @@ def test_arrow_fs_reading(arrow_fs):
     st = fs.status(bucket)
     assert st.name == "bucket_00000" and not st.is_dir and st.size > 0
     assert fs.status(fs.join(root, "nope")) is None
-    with pytest.raises(TableNotFoundError, match="Directory not found"):
+    with pytest.raises(PathNotFoundError, match="Directory not found"):
         fs.list_dir(fs.join(root, "nope"))
     with pytest.raises(StorageError, match="Not a directory"):
         fs.list_dir(bucket)
@@ -284,7 +285,7 @@ def test_list_dirs_parallel_errors_and_missing(tmp_path):
     (tmp_path / "a").mkdir()
     fs = LocalFileSystem()
     paths = [str(tmp_path / "a"), str(tmp_path / "gone")]
-    with pytest.raises(TableNotFoundError):
+    with pytest.raises(PathNotFoundError):
         list_dirs_parallel(fs, paths)
     assert list_dirs_parallel(fs, paths, missing_ok=True) == {paths[0]: [], paths[1]: []}
 

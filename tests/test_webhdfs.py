@@ -16,9 +16,9 @@ from hdfs.util import HdfsError
 from webhdfs_double import WebHdfsDouble
 from webhdfs_double.server import make_tree
 
-from spark_hive_acid.exceptions import InvalidOptionError, StorageError, TableNotFoundError
+from spark_hive_acid.exceptions import InvalidOptionError, PathNotFoundError, StorageError
 from spark_hive_acid.io import webhdfs as webhdfs_mod
-from spark_hive_acid.io.filesystem import get_filesystem
+from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.io.parallel import list_dirs_parallel
 from spark_hive_acid.io.webhdfs import WebHdfsFileSystem, WebHdfsInputFile
 
@@ -63,7 +63,7 @@ def test_list_dir_and_status(fs, srv):
     assert (st.path, st.name, st.is_dir, st.size) == ("/w/t/p=1/a.orc", "a.orc", False, 5)
     assert fs.status("/w/t").is_dir and fs.is_dir("/w/t") and fs.exists("/w/t/p=2/b")
     assert fs.status("/w/missing") is None and not fs.exists("/w/missing")
-    with pytest.raises(TableNotFoundError, match="Directory not found: webhdfs://127.0.0.1:.*/w/missing"):
+    with pytest.raises(PathNotFoundError, match="Directory not found: webhdfs://127.0.0.1:.*/w/missing"):
         fs.list_dir("/w/missing")
     with pytest.raises(StorageError, match="Not a directory"):
         fs.list_dir("/w/t/p=1/a.orc")

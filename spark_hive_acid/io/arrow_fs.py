@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Optional, Union
 
-from ..exceptions import StorageError, TableNotFoundError
+from ..exceptions import StorageError, PathNotFoundError
 from .filesystem import FileStatus, FileSystem
 
 _log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class ArrowFileSystem(FileSystem):
         try:
             infos = self.arrow.get_file_info(pafs.FileSelector(path, allow_not_found=False))
         except FileNotFoundError as e:
-            raise TableNotFoundError(f"Directory not found: {self.uri(path)}") from e
+            raise PathNotFoundError(f"Directory not found: {self.uri(path)}") from e
         except NotADirectoryError as e:
             raise StorageError(f"Not a directory: {self.uri(path)}") from e
         except OSError as e:

@@ -1,7 +1,7 @@
 """A small file-system layer: the only way the connector touches storage.
 
 Spark's Python workers cannot borrow the JVM's Hadoop client, so reader and writer go through this
-interface, chosen from the path's scheme by :func:`get_filesystem`. Implementations must pickle by
+interface, chosen from the path's scheme by :func:`~spark_hive_acid.io.registry.get_filesystem`. Implementations must pickle by
 their constructor arguments (they travel to executors inside read plans) and create any client
 lazily.
 """
@@ -11,10 +11,9 @@ import errno
 import os
 import shutil
 from dataclasses import dataclass
-from typing import BinaryIO, Mapping, Optional
-from urllib.parse import urlparse
+from typing import BinaryIO, Optional
 
-from ..exceptions import InvalidOptionError, StorageError, TableNotFoundError
+from ..exceptions import PathNotFoundError, StorageError
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class FileSystem:
 
     # --- reading -------------------------------------------------------------------------------
     def list_dir(self, path: str) -> list[FileStatus]:
-        """Children of a directory (not recursive). Raises TableNotFoundError if it is missing."""
+        """Children of a directory (not recursive). Raises PathNotFoundError if it is missing."""
         raise NotImplementedError
 
     def status(self, path: str) -> Optional[FileStatus]:
@@ -107,7 +106,7 @@ class LocalFileSystem(FileSystem):
                     entries.append(FileStatus(os.path.join(path, e.name), e.name, is_dir, size))
                 return entries
         except FileNotFoundError as e:
-            raise TableNotFoundError(f"Directory not found: {path}") from e
+            raise PathNotFoundError(f"Directory not found: {path}") from e
         except NotADirectoryError as e:
             raise StorageError(f"Not a directory: {path}") from e
         except PermissionError as e:
@@ -173,36 +172,3 @@ class LocalFileSystem(FileSystem):
 
     def join(self, *parts: str) -> str:
         return os.path.join(*parts)
-
-
-# scheme -> factory(path, options) -> (FileSystem, path in that file system's form)
-_FACTORIES: dict[str, object] = {}
-
-
-def register_filesystem(scheme: str, factory) -> None:
-    """Register a factory ``(uri, options) -> (FileSystem, path)`` for a URI scheme."""
-    _FACTORIES[scheme] = factory
-
-
-def get_filesystem(uri: str, options: Optional[Mapping[str, str]] = None) -> tuple[FileSystem, str]:
-    """The file system serving ``uri`` and the path in that file system's own form."""
-    if not uri:
-        raise InvalidOptionError("No table path given: use .load('/path/to/table') or option 'path'")
-    parsed = urlparse(uri)
-    scheme = parsed.scheme.lower()
-    if scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt"):
-        path = parsed.path if scheme == "file" else uri
-        return LocalFileSystem(), os.path.abspath(path)
-    factory = _FACTORIES.get(scheme)
-    if factory is None:
-        try:  # remote back-ends register themselves on import (hdfs, webhdfs, object stores)
-            from . import remote  # noqa: F401
-        except ImportError:
-            pass
-        factory = _FACTORIES.get(scheme)
-    if factory is None:
-        raise InvalidOptionError(
-            f"Unsupported file system scheme '{scheme}' in path {uri}: supported are local paths and "
-            f"file://" + "".join(f", {s}://" for s in sorted(_FACTORIES))
-        )
-    return factory(uri, options or {})  # type: ignore[operator]

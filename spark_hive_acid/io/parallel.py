@@ -10,7 +10,7 @@ import logging
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Iterable
 
-from ..exceptions import TableNotFoundError
+from ..exceptions import PathNotFoundError
 from .filesystem import FileStatus, FileSystem
 
 _log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ def list_dirs_parallel(fs: FileSystem, paths: Iterable[str], max_workers: int = 
     def one(path: str) -> list[FileStatus]:
         try:
             return fs.list_dir(path)
-        except TableNotFoundError:
+        except PathNotFoundError:
             if missing_ok:
                 return []
             raise

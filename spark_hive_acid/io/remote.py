@@ -1,4 +1,4 @@
-"""Remote storage back-ends, registered with :func:`~.filesystem.register_filesystem` on import.
+"""Remote storage back-ends, registered with :func:`~.registry.register_filesystem` on import.
 
 Schemes and how they are served:
 
@@ -24,10 +24,12 @@ import re
 from typing import Mapping, Optional
 from urllib.parse import urlsplit
 
+from .. import options as opt
 from ..exceptions import InvalidOptionError, StorageError
 from .arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available, short_error
-from .filesystem import FileSystem, register_filesystem
+from .filesystem import FileSystem
 from .parallel import list_dirs_parallel
+from .registry import register_filesystem
 from .webhdfs import DEFAULT_TIMEOUT, WebHdfsFileSystem
 
 _log = logging.getLogger(__name__)
@@ -41,10 +43,6 @@ HDFS_CLIENTS = ("auto", "webhdfs", "libhdfs")
 _URL_RE = re.compile(r"^https?://[^/\s;:]+(:\d+)?/?$", re.IGNORECASE)
 _OBJECT_STORE_SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs",
                          "abfs": "abfs", "abfss": "abfss"}
-
-
-def _lower(options: Optional[Mapping[str, str]]) -> dict[str, str]:
-    return {str(k).lower(): v for k, v in (options or {}).items() if v is not None}
 
 
 def _webhdfs_options(opts: dict[str, str], default_url: Optional[str], uri: str) -> dict:
@@ -62,14 +60,7 @@ def _webhdfs_options(opts: dict[str, str], default_url: Optional[str], uri: str)
     auth = (opts.get("webhdfsauth") or "simple").strip().lower()
     if auth not in ("simple", "kerberos"):
         raise InvalidOptionError(f"Option webhdfsAuth='{auth}' must be simple or kerberos")
-    try:
-        timeout = float(opts.get("webhdfstimeout") or DEFAULT_TIMEOUT)
-        if timeout <= 0:
-            raise ValueError
-    except ValueError:
-        raise InvalidOptionError(
-            f"Option webhdfsTimeout='{opts.get('webhdfstimeout')}' must be a positive number "
-            "of seconds") from None
+    timeout = opt.get_seconds(opts, "webhdfsTimeout", DEFAULT_TIMEOUT)
     user = opts.get("hdfsuser") or os.environ.get("HADOOP_USER_NAME")
     if not user and auth == "simple":
         user = getpass.getuser()  # decided on the driver, so executors act as the same user
@@ -82,7 +73,7 @@ def _path_of(uri: str) -> str:
 
 def webhdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, str]:
     """``webhdfs://host:port/path`` (``swebhdfs://`` for HTTPS) -> (WebHdfsFileSystem, path)."""
-    opts = _lower(options)
+    opts = opt.lowered(options)
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     if opts.get("hdfsclient", "auto").strip().lower() == "libhdfs":
@@ -99,7 +90,7 @@ def webhdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, s
 
 def hdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, str]:
     """``hdfs://nameservice-or-host[:port]/path`` -> (libhdfs or WebHDFS FileSystem, path)."""
-    opts = _lower(options)
+    opts = opt.lowered(options)
     parts = urlsplit(uri)
     choice = (opts.get("hdfsclient") or "auto").strip().lower()
     if choice not in HDFS_CLIENTS:

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Any, Callable, NamedTuple, Optional, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..exceptions import InvalidOptionError, StorageError, TableNotFoundError
+from ..exceptions import InvalidOptionError, PathExistsError, PathNotFoundError, StorageError
 from .filesystem import FileStatus, FileSystem
 
 _log = logging.getLogger(__name__)
@@ -43,14 +43,6 @@ _SPOOL_LIMIT = 32 * 1024 * 1024  # output buffered in memory up to this, then in
 _NOT_FOUND = {"FileNotFoundException"}
 _DENIED = {"AccessControlException", "SecurityException", "AuthorizationException"}
 _EXISTS = {"FileAlreadyExistsException", "AlreadyBeingCreatedException"}
-
-
-class RemoteNotFoundError(StorageError):
-    """WebHDFS answered ``FileNotFoundException`` (callers translate it by context)."""
-
-
-class RemoteExistsError(StorageError):
-    """WebHDFS answered ``FileAlreadyExistsException`` (or ``AlreadyBeingCreatedException``)."""
 
 
 def vanished_message(uri: str, detail: str = "") -> str:
@@ -207,11 +199,11 @@ class WebHdfsFileSystem(FileSystem):
             message = message.decode("utf-8", "replace")[:500]
         where = self.uri(path)
         if exception in _NOT_FOUND:
-            return RemoteNotFoundError(f"{where} does not exist ({message})")
+            return PathNotFoundError(f"{where} does not exist ({message})")
         if exception in _DENIED:
             return StorageError(f"Permission denied {action} {where}: {message}")
         if exception in _EXISTS:
-            return RemoteExistsError(f"{where} already exists ({message})")
+            return PathExistsError(f"{where} already exists ({message})")
         if exception == "StandbyException":
             return StorageError(f"No active NameNode at {self.url} for {action} {where}: {message}")
         if exception is None and "Authentication failure" in str(message):
@@ -224,8 +216,8 @@ class WebHdfsFileSystem(FileSystem):
         path = _abs(path)
         try:
             entries = self._call("listing", path, lambda c: c._list_status(path).json())
-        except RemoteNotFoundError as e:
-            raise TableNotFoundError(f"Directory not found: {self.uri(path)}") from e
+        except PathNotFoundError as e:
+            raise PathNotFoundError(f"Directory not found: {self.uri(path)}") from e
         statuses = entries["FileStatuses"]["FileStatus"]
         if len(statuses) == 1 and not statuses[0].get("pathSuffix") \
                 and statuses[0].get("type") != "DIRECTORY":
@@ -236,7 +228,7 @@ class WebHdfsFileSystem(FileSystem):
         path = _abs(path)
         try:
             st = self._call("reading the status of", path, lambda c: c._get_file_status(path).json())
-        except RemoteNotFoundError:
+        except PathNotFoundError:
             return None
         return _to_status(path, st["FileStatus"])
 
@@ -254,7 +246,7 @@ class WebHdfsFileSystem(FileSystem):
         kw = {"offset": 0} if length is None else {"offset": 0, "length": length}
         try:
             return self._call("reading", path, lambda c: _content(c._open(path, **kw)))
-        except RemoteNotFoundError as e:
+        except PathNotFoundError as e:
             raise StorageError(vanished_message(self.uri(path))) from e
 
     # --- writing -----------------------------------------------------------------------------
@@ -262,7 +254,7 @@ class WebHdfsFileSystem(FileSystem):
         path = _abs(path)
         try:
             ok = self._call("creating directory", path, lambda c: c._mkdirs(path).json()["boolean"])
-        except RemoteExistsError as e:
+        except PathExistsError as e:
             raise StorageError(f"Cannot create directory {self.uri(path)}: a file is in the way ({e})") from e
         if not ok:
             raise StorageError(f"Cannot create directory {self.uri(path)}")
@@ -292,9 +284,9 @@ class WebHdfsFileSystem(FileSystem):
         try:
             res = self._call("renaming", src,
                              lambda c: c._rename(src, destination=dst, renameoptions="NONE"))
-        except RemoteExistsError as e:
+        except PathExistsError as e:
             raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
-        except RemoteNotFoundError as e:
+        except PathNotFoundError as e:
             raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: the source or the "
                                f"destination's parent directory does not exist ({e})") from e
         body = _json_or_none(res)
@@ -308,14 +300,14 @@ class WebHdfsFileSystem(FileSystem):
         flag = "true" if recursive else "false"
         try:
             self._call("deleting", path, lambda c: c._delete(path, recursive=flag))
-        except RemoteNotFoundError:
+        except PathNotFoundError:
             pass
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """``CREATE`` with ``overwrite=false``: atomic on the NameNode; False if ``path`` existed."""
         try:
             self._upload(_abs(path), data, overwrite=False)
-        except RemoteExistsError:
+        except PathExistsError:
             return False
         return True
 
@@ -367,7 +359,7 @@ class WebHdfsInputFile(io.RawIOBase):
             try:
                 st = self._fs._call("reading the status of", self.path,
                                     lambda c: c._get_file_status(self.path).json()["FileStatus"])
-            except RemoteNotFoundError as e:
+            except PathNotFoundError as e:
                 self._gone = True
                 self._fs.forget(self.path)
                 raise StorageError(vanished_message(self.name)) from e
@@ -537,7 +529,7 @@ class WebHdfsInputFile(io.RawIOBase):
                            lambda c: c._open(self.path, offset=offset, length=length))
             self.requests_made += 1 + len(res.history)
             data = fs._call("reading", self.path, lambda c: res.content)
-        except RemoteNotFoundError as e:
+        except PathNotFoundError as e:
             self.requests_made += 1
             self._gone = True
             fs.forget(self.path)

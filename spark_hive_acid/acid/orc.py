@@ -7,9 +7,9 @@ from typing import Optional
 import pyarrow as pa
 import pyarrow.orc as po
 
-from ..acid.names import FLUSH_LENGTH_SUFFIX
+from .names import FLUSH_LENGTH_SUFFIX
 from ..exceptions import CorruptFileError, StorageError
-from .filesystem import FileSystem
+from ..io.filesystem import FileSystem
 
 ACID_FIELD_NAMES = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
 _ACID_LOWER = tuple(n.lower() for n in ACID_FIELD_NAMES)
