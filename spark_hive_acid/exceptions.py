@@ -57,3 +57,41 @@ class MetastoreError(HiveAcidError):
 
 class StorageError(HiveAcidError):
     """A file system operation failed (unreachable service, permission, vanished file)."""
+
+
+class PathNotFoundError(StorageError):
+    """A file or directory does not exist (raised by the file-system layer, which knows paths,
+    not tables; readers turn it into TableNotFoundError where a table is meant)."""
+
+
+class PathExistsError(StorageError):
+    """A file or directory that must not exist yet does (e.g. a rename's destination)."""
+
+
+# --- the Hive Metastore ----------------------------------------------------------------------------
+class MetastoreNotConfiguredError(MetastoreError, InvalidOptionError):
+    """No metastore URI in the options, the Spark conf or ``$HIVE_CONF_DIR/hive-site.xml``."""
+
+
+class MetastoreUnavailableError(MetastoreError):
+    """No metastore URI accepted a connection, or the connection broke during a call."""
+
+
+class UnknownMethodError(MetastoreError):
+    """The server does not implement a Thrift method (e.g. a Hive 3 call on a Hive 2 server)."""
+
+
+class LockTimeoutError(MetastoreError):
+    """A lock stayed WAITING longer than the lock wait timeout (the transaction is aborted)."""
+
+
+class TransactionAbortedError(MetastoreError):
+    """The metastore aborted the transaction (timed out, aborted by someone else, or a conflict)."""
+
+
+class WriteConflictError(TransactionAbortedError, CommitConflictError):
+    """Commit refused: a concurrent UPDATE/DELETE/MERGE committed to the same table or partition."""
+
+
+class CommitStateUnknownError(MetastoreError):
+    """The connection broke while committing: the transaction may or may not have committed."""

@@ -27,7 +27,7 @@ from .acid import txnlog
 from .acid.layout import TableLayout, load_layout
 from .exceptions import (CardinalityViolationError, InvalidOptionError, NotAnAcidTableError,
                          TableNotFoundError)
-from .io.filesystem import get_filesystem
+from .io.registry import get_filesystem
 from .write import dml
 from .write.options import WriteOptions
 from .write.spark_writer import spark_to_arrow_schema, table_spec

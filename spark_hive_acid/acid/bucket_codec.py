@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import InvalidOptionError
+
 V1_TAG = 1 << 29
 _VERSION_SHIFT = 29
 _WRITER_SHIFT = 16
@@ -23,10 +25,10 @@ def version_of(bucket_property: int) -> int:
 def encode(writer_id: int, statement_id: int = 0) -> int:
     """V1 bucket property for writer N and statement S (S=-1 encodes as 0)."""
     if not 0 <= writer_id <= MAX_WRITER_ID:
-        raise ValueError(f"writer/bucket id {writer_id} out of range 0..{MAX_WRITER_ID}")
+        raise InvalidOptionError(f"writer/bucket id {writer_id} out of range 0..{MAX_WRITER_ID}")
     stmt = max(statement_id, 0)
     if stmt > MAX_STATEMENT_ID:
-        raise ValueError(f"statement id {statement_id} out of range 0..{MAX_STATEMENT_ID}")
+        raise InvalidOptionError(f"statement id {statement_id} out of range 0..{MAX_STATEMENT_ID}")
     return V1_TAG | (writer_id << _WRITER_SHIFT) | stmt
 
 

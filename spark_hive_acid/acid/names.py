@@ -87,15 +87,6 @@ def parse_original_file(name: str) -> Optional[int]:
     return int(m.group(1)) if m else None
 
 
-def bucket_id_of_any_file(name: str) -> int:
-    """``AcidUtils.parseBucketId``: bucket id of an ACID or original file name, else -1."""
-    b = parse_bucket_file(name)
-    if b is not None:
-        return b
-    b = parse_original_file(name)
-    return b if b is not None else -1
-
-
 # --- formatting (writers) -----------------------------------------------------------------------
 def base_dir_name(write_id: int, visibility_txn: int = 0) -> str:
     return f"base_{write_id:07d}" + (f"_v{visibility_txn:07d}" if visibility_txn else "")

@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from ..exceptions import CommitConflictError, StorageError, TableNotFoundError
+from ..exceptions import CommitConflictError, StorageError, PathNotFoundError
 from ..io.filesystem import FileSystem
 from .names import is_hidden, parse_acid_dir
 from .snapshot import ValidIdList
@@ -51,7 +51,6 @@ STAGING_DIR = "_hiveacid_staging"
 _WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS = "writeids", "events", "heartbeats", "intents"
 
 COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
-DML_OPERATIONS = frozenset({"delete", "update", "merge"})
 DEFAULT_TIMEOUT_S = 3600.0
 #: An event file still unreadable after this long belongs to a writer that died mid-write.
 VOID_EVENT_AFTER_S = 30.0
@@ -143,7 +142,7 @@ def _sub(fs: FileSystem, table_path: str, kind: str, name: str = "") -> str:
 def _numbered(fs: FileSystem, path: str, suffix: str) -> list[int]:
     try:
         children = fs.list_dir(path)
-    except TableNotFoundError:
+    except PathNotFoundError:
         return []
     out = []
     for c in children:
@@ -245,7 +244,7 @@ def max_write_id_in_dirs(fs: FileSystem, table_path: str, depth_limit: int = 16)
         path, depth = stack.pop()
         try:
             children = fs.list_dir(path)
-        except TableNotFoundError:
+        except PathNotFoundError:
             continue
         for c in children:
             if not c.is_dir or is_hidden(c.name):

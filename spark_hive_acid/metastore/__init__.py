@@ -20,13 +20,14 @@ from .api import (
     table_from_options,
     write_transaction,
 )
-from .client import MetastoreClient, UnknownMethodError, parse_hive_time
-from .errors import (
+from .client import MetastoreClient, parse_hive_time
+from ..exceptions import (
     CommitStateUnknownError,
     LockTimeoutError,
     MetastoreNotConfiguredError,
     MetastoreUnavailableError,
     TransactionAbortedError,
+    UnknownMethodError,
     WriteConflictError,
 )
 from .model import (

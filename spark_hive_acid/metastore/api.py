@@ -18,7 +18,7 @@ from ..exceptions import InvalidOptionError
 from .client import MetastoreClient
 from .model import TableInfo
 from .transaction import DEFAULT_LOCK_TIMEOUT_S, Operation, Transaction
-from ..option_lookup import get_option
+from .. import options as opt
 
 OPTION_TABLE = "table"
 OPTION_TIMEOUT = "metastoreTimeout"
@@ -38,29 +38,15 @@ def parse_table_name(text: str, default_db: str = "default") -> tuple[str, str]:
                              "expected 'db.table' or 'table'")
 
 
-def _float_option(options: Mapping[str, str], key: str, default: Optional[float]
-                  ) -> Optional[float]:
-    raw = get_option(options, key)
-    if raw is None or str(raw).strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError as e:
-        raise InvalidOptionError(f"Option {key}={raw!r} must be a number of seconds") from e
-    if value <= 0:
-        raise InvalidOptionError(f"Option {key}={raw!r} must be positive")
-    return value
-
-
 def client_from_options(options: Mapping[str, str],
                         spark_conf: Optional[Mapping[str, str]] = None) -> MetastoreClient:
     """A (not yet connected) client for the metastore the options point at."""
-    timeout = _float_option(options, OPTION_TIMEOUT, 60.0)
+    timeout = opt.get_seconds(options, OPTION_TIMEOUT, 60.0)
     return MetastoreClient.from_options(options, spark_conf, timeout=timeout)
 
 
 def table_from_options(options: Mapping[str, str]) -> tuple[str, str]:
-    raw = get_option(options, OPTION_TABLE)
+    raw = opt.get(options, OPTION_TABLE)
     if not raw:
         raise InvalidOptionError(f"Missing option '{OPTION_TABLE}' (e.g. .option('table', "
                                  "'db.tbl')) to read through the Hive Metastore")
@@ -94,6 +80,6 @@ def write_transaction(options: Mapping[str, str], db: str, tbl: str,
     client = client_from_options(options, spark_conf)
     return Transaction(
         client, db, tbl, operation, partitions=partitions, read_tables=read_tables,
-        lock_timeout=_float_option(options, OPTION_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT_S)
+        lock_timeout=opt.get_seconds(options, OPTION_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT_S)
         or DEFAULT_LOCK_TIMEOUT_S,
-        heartbeat_interval=_float_option(options, OPTION_HEARTBEAT, None), owns_client=True)
+        heartbeat_interval=opt.get_seconds(options, OPTION_HEARTBEAT, None), owns_client=True)

@@ -24,11 +24,14 @@ from ..exceptions import (
     HiveAcidError,
     InvalidOptionError,
     MetastoreError,
+    MetastoreUnavailableError,
     NotAnAcidTableError,
     TableNotFoundError,
+    TransactionAbortedError,
+    UnknownMethodError,
+    WriteConflictError,
 )
 from ._thrift import AddDynamicPartitionsV2, bindings, thrift_module
-from .errors import MetastoreUnavailableError, TransactionAbortedError, WriteConflictError
 from .model import (
     ORC_INPUT_FORMAT,
     ORC_OUTPUT_FORMAT,
@@ -58,10 +61,6 @@ _UNKNOWN_METHOD = 1  # TApplicationException.UNKNOWN_METHOD
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0,
                "m": 60.0, "min": 60.0, "mins": 60.0, "h": 3600.0, "hour": 3600.0,
                "hours": 3600.0, "d": 86400.0, "day": 86400.0, "days": 86400.0}
-
-
-class UnknownMethodError(MetastoreError):
-    """The server does not implement a Thrift method (e.g. a Hive 3 call on a Hive 2 server)."""
 
 
 def default_user() -> str:
@@ -610,13 +609,6 @@ class MetastoreClient:
                                       enum_name(tt.CompactionType, e.type), e.state, e.workerid,
                                       e.start, e.runAs, e.hightestTxnId, e.endTime))
         return out
-
-    # -- convenience ------------------------------------------------------------------------
-    def transaction(self, db: str, tbl: str, operation: str, **kwargs: Any) -> Any:
-        """A :class:`~spark_hive_acid.metastore.transaction.Transaction` on this client."""
-        from .transaction import Transaction
-
-        return Transaction(self, db, tbl, operation, **kwargs)
 
 
 def check_acid(info: TableInfo) -> None:

@@ -38,7 +38,7 @@ from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, MetastoreError
 from ._thrift import bindings
 from .client import MetastoreClient
-from .errors import (
+from ..exceptions import (
     CommitStateUnknownError,
     LockTimeoutError,
     MetastoreUnavailableError,

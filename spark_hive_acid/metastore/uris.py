@@ -19,8 +19,8 @@ from typing import Mapping, NamedTuple, Optional
 from urllib.parse import urlsplit
 
 from ..exceptions import InvalidOptionError
-from ..option_lookup import get_option
-from .errors import MetastoreNotConfiguredError
+from .. import options as opt
+from ..exceptions import MetastoreNotConfiguredError
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def resolve_metastore_uris(options: Mapping[str, str],
         MetastoreNotConfiguredError: none of the three places names a metastore.
         InvalidOptionError: a URI is malformed.
     """
-    value = get_option(options, OPTION_URI)
+    value = opt.get(options, OPTION_URI)
     if value and value.strip():
         return split_uris(value, f"option {OPTION_URI}")
     for key in SPARK_CONF_KEYS:

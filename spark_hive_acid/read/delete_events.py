@@ -11,6 +11,8 @@ from typing import Iterable, Optional
 
 import numpy as np
 
+from ..exceptions import CorruptFileError
+
 ROW_ID_BITS = 40
 _ROW_ID_LIMIT = 1 << ROW_ID_BITS
 _GROUP_LIMIT = 1 << (63 - ROW_ID_BITS)
@@ -48,7 +50,7 @@ class DeleteEventSet:
         heads = np.concatenate(([True], pairs[1:] != pairs[:-1]))
         groups = np.unique(pairs[heads])
         if len(groups) >= _GROUP_LIMIT:
-            raise ValueError(f"{len(groups)} distinct (writeId, bucket) pairs in delete events: "
+            raise CorruptFileError(f"{len(groups)} distinct (writeId, bucket) pairs in delete events: "
                              f"more than {_GROUP_LIMIT - 1} are not supported")
         gidx = np.searchsorted(groups, pairs)
         keys = (gidx.astype(np.int64) << ROW_ID_BITS) | row_ids.astype(np.int64)
@@ -156,6 +158,8 @@ def _range_hits(window: np.ndarray, start: int, n: int) -> np.ndarray:
 
 def _check_ranges(write_ids: np.ndarray, row_ids: np.ndarray) -> None:
     if len(write_ids) and (write_ids.min() < 0 or write_ids.max() >= (1 << 31)):
-        raise ValueError("delete events with write ids outside [0, 2^31) are not supported")
+        raise CorruptFileError("Delete events with write ids outside [0, 2^31) are not supported: "
+                              "the delete delta is damaged or not written by Hive")
     if len(row_ids) and (row_ids.min() < 0 or row_ids.max() >= _ROW_ID_LIMIT):
-        raise ValueError(f"delete events with row ids outside [0, 2^{ROW_ID_BITS}) are not supported")
+        raise CorruptFileError(f"Delete events with row ids outside [0, 2^{ROW_ID_BITS}) are not "
+                              "supported: the delete delta is damaged or not written by Hive")

@@ -6,42 +6,10 @@ from typing import Mapping, Optional
 
 from ..acid.snapshot import ValidIdList, parse_txns, parse_write_ids
 from ..exceptions import InvalidOptionError
-from ..option_lookup import get_option
+from .. import options as opt
 
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 DEFAULT_MAX_DELETE_EVENTS = 10_000_000
-
-KNOWN_OPTIONS = {
-    "path", "paths", "validwriteids", "validtxns", "includerowid", "columns", "splitsize",
-    "maxdeleteeventsinmemory", "transactionalproperties", "table", "metastoreuri",
-    "webhdfsurl", "hdfsuser", "hdfsclient", "partitionby", "bucketby", "numbuckets",
-    "bucketingversion", "compression", "tableproperties", "partitionoverwritemode", "countrows",
-}
-
-
-def parse_bool(options: Mapping[str, str], key: str, default: bool) -> bool:
-    raw = get_option(options, key)
-    if raw is None:
-        return default
-    low = raw.strip().lower()
-    if low in ("true", "1", "yes"):
-        return True
-    if low in ("false", "0", "no"):
-        return False
-    raise InvalidOptionError(f"Option {key}='{raw}' must be true or false")
-
-
-def parse_int(options: Mapping[str, str], key: str, default: int, minimum: int = 1) -> int:
-    raw = get_option(options, key)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError as e:
-        raise InvalidOptionError(f"Option {key}='{raw}' must be an integer") from e
-    if value < minimum:
-        raise InvalidOptionError(f"Option {key}={value} must be >= {minimum}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -85,8 +53,8 @@ class ReadOptions:
             columns = tuple(c.strip() for c in opts["columns"].split(",") if c.strip())
             if not columns:
                 raise InvalidOptionError("Option columns is empty: name at least one column")
-        count_rows = parse_bool(opts, "countRows", False)
-        if count_rows and (columns or parse_bool(opts, "includeRowId", False)):
+        count_rows = opt.get_bool(opts, "countRows", False)
+        if count_rows and (columns or opt.get_bool(opts, "includeRowId", False)):
             raise InvalidOptionError(
                 "Option countRows=true reads one column, row_count: drop options columns and "
                 "includeRowId")
@@ -104,10 +72,11 @@ class ReadOptions:
             txns_given=bool(opts.get("validtxns")),
             write_ids=write_ids,
             txns=txns,
-            include_row_id=parse_bool(opts, "includeRowId", False),
+            include_row_id=opt.get_bool(opts, "includeRowId", False),
             columns=columns,
-            split_bytes=parse_int(opts, "splitSize", DEFAULT_SPLIT_BYTES),
-            max_delete_events=parse_int(opts, "maxDeleteEventsInMemory", DEFAULT_MAX_DELETE_EVENTS),
+            split_bytes=opt.get_int(opts, "splitSize", DEFAULT_SPLIT_BYTES, minimum=1),
+            max_delete_events=opt.get_int(opts, "maxDeleteEventsInMemory",
+                                          DEFAULT_MAX_DELETE_EVENTS, minimum=1),
             insert_only=insert_only,
             count_rows=count_rows,
             raw=tuple(sorted(opts.items())),

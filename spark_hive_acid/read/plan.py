@@ -16,7 +16,7 @@ from ..acid.snapshot import RangeResponse, ValidIdList
 from ..exceptions import CorruptFileError, NotAnAcidTableError
 from ..io.filesystem import FileStatus, FileSystem
 from ..acid import bucket_codec
-from ..io.orc import acid_field_names, flush_length, is_acid_schema, open_orc, sniff_format
+from ..acid.orc import acid_field_names, flush_length, is_acid_schema, open_orc, sniff_format
 from .listing import PartitionListing, data_files_of_dir, list_table
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,6 @@ class TablePlan:
     partitions: list[PartitionListing]
     slices: list[FileSlice] = field(default_factory=list)
     schema_file: Optional[str] = None  # newest file whose schema describes the table
-    schema_file_length: Optional[int] = None
 
     def tasks(self, split_bytes: int, min_tasks: int = 1) -> list[ReadTask]:
         """Bin-pack slices into tasks of about ``split_bytes`` (slices stay whole)."""

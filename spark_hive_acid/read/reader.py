@@ -22,7 +22,7 @@ from ..acid.snapshot import ValidIdList
 from ..acid.types import normalize_read_type
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
-from ..io.orc import acid_field_names, is_acid_schema, open_orc
+from ..acid.orc import acid_field_names, is_acid_schema, open_orc
 from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
@@ -61,7 +61,6 @@ class ReadSpec:
     max_delete_events: int = DEFAULT_MAX_DELETE_EVENTS
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
     predicate: Optional[Predicate] = None
-    stripe_filter: Optional[Callable] = None  # (file_path, stripe_stats) -> bool keep
 
 
 @dataclass(frozen=True)

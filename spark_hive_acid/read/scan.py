@@ -15,8 +15,9 @@ from ..acid.layout import TableLayout, load_layout
 from ..acid.snapshot import ValidIdList
 from ..acid.types import hive_to_arrow, normalize_read_type
 from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTypeError
-from ..io.filesystem import FileSystem, get_filesystem
-from ..io.orc import is_acid_schema, open_orc, sniff_format
+from ..io.filesystem import FileSystem
+from ..io.registry import get_filesystem
+from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
 from .plan import ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader

@@ -19,7 +19,7 @@ import pyarrow.orc as po
 from ..acid.snapshot import ValidIdList
 from ..exceptions import CorruptFileError
 from ..io.filesystem import FileSystem
-from ..io.orc import acid_field_names, open_orc
+from ..acid.orc import acid_field_names, open_orc
 from .delete_events import DeleteEventSet, pair_keys
 
 log = logging.getLogger(__name__)

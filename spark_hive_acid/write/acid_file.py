@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
@@ -106,7 +107,7 @@ class AcidFileWriter:
         if n == 0:
             return
         if self.deletes:
-            raise ValueError("An ACID file holds either insert or delete events, not both")
+            raise InvalidOptionError("An ACID file holds either insert or delete events, not both")
         if isinstance(rows, pa.Table):
             rows = rows.combine_chunks().to_batches()[0] if rows.num_rows else rows
         row = pa.StructArray.from_arrays(rows.columns, fields=list(self.row_type))
@@ -131,7 +132,7 @@ class AcidFileWriter:
         if n == 0:
             return
         if self.inserts:
-            raise ValueError("An ACID file holds either insert or delete events, not both")
+            raise InvalidOptionError("An ACID file holds either insert or delete events, not both")
         owid = np.asarray(original_write_ids, dtype=np.int64)
         bp = np.asarray(bucket_properties, dtype=np.int32)
         rid = np.asarray(row_ids, dtype=np.int64)
@@ -165,7 +166,7 @@ class AcidFileWriter:
 
     def close(self) -> FileSummary:
         if self._closed:
-            raise ValueError(f"{self.path} already closed")
+            raise InvalidOptionError(f"{self.path} already closed")
         self._closed = True
         if self.rows == 0:  # still a valid ORC file with the full event schema
             self._writer.write(self.schema.empty_table())

@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 
 from ..acid import txnlog
 from ..acid.layout import TableLayout
-from ..io.filesystem import FileSystem, get_filesystem
+from ..io.filesystem import FileSystem
+from ..io.registry import get_filesystem
 from .commit import CommitResult, commit_write
 from .schema import map_columns
 from .task_writer import (NO_HEARTBEAT, DeleteWriter, InsertTarget, InsertWriter, StagedFile,

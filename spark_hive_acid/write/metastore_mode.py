@@ -80,12 +80,11 @@ from ..metastore.api import (
     OPTION_HEARTBEAT,
     OPTION_LOCK_TIMEOUT,
     OPTION_TIMEOUT,
-    _float_option,
     parse_table_name,
     table_from_options,
 )
 from ..metastore.client import MetastoreClient
-from ..metastore.errors import (
+from ..exceptions import (
     MetastoreNotConfiguredError,
     TransactionAbortedError,
 )
@@ -97,7 +96,7 @@ from ..metastore.transaction import (
     TransactionHandle,
 )
 from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
-from ..option_lookup import get_option
+from .. import options as opt
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +134,7 @@ def resolve_uris(options: Mapping[str, str], spark_conf: Optional[Mapping[str, s
 
 
 def _client(options: Mapping[str, str], uris: str) -> MetastoreClient:
-    return MetastoreClient(uris, timeout=_float_option(options, OPTION_TIMEOUT, 60.0) or 60.0)
+    return MetastoreClient(uris, timeout=opt.get_seconds(options, OPTION_TIMEOUT, 60.0) or 60.0)
 
 
 def writable_table(client: MetastoreClient, db: str, tbl: str) -> TableInfo:
@@ -163,13 +162,13 @@ def writable_table(client: MetastoreClient, db: str, tbl: str) -> TableInfo:
 
 def table_layout(info: TableInfo, options: Mapping[str, str]):
     """``(TableLayout, TableSpec, fs, location path)`` of a metastore table."""
-    from ..io.filesystem import get_filesystem
+    from ..io.registry import get_filesystem
     from ..read.scan import layout_of
     from .acid_file import orc_codec
     from .spark_writer import table_spec
 
     layout = layout_of(info)
-    compression = get_option(options, "compression") or info.parameters.get("orc.compress")
+    compression = opt.get(options, "compression") or info.parameters.get("orc.compress")
     if compression:
         orc_codec(compression)  # validates
         layout.compression = compression.upper()
@@ -181,22 +180,21 @@ def table_layout(info: TableInfo, options: Mapping[str, str]):
 
 def _check_creation_options(options: Mapping[str, str], info: TableInfo) -> None:
     """Table-creation options are not used by name: refuse those that contradict the metastore."""
-    from .options import _columns
 
     def differs(given: list[str], actual: Sequence[str]) -> bool:
         return [g.lower() for g in given] != [a.lower() for a in actual]
 
-    part = _columns(get_option(options, "partitionBy"))
+    part = opt.get_columns(options, "partitionBy")
     if part and differs(part, info.partition_names):
         raise InvalidOptionError(
             f"Table {info.full_name} is partitioned by ({', '.join(info.partition_names)}) in the "
             f"metastore, not ({', '.join(part)}); drop the partitionBy option")
-    bucket = _columns(get_option(options, "bucketBy"))
+    bucket = opt.get_columns(options, "bucketBy")
     if bucket and differs(bucket, info.bucket_cols):
         raise InvalidOptionError(
             f"Table {info.full_name} is bucketed by ({', '.join(info.bucket_cols) or 'nothing'}) "
             f"in the metastore, not ({', '.join(bucket)}); drop the bucketBy option")
-    n = get_option(options, "numBuckets")
+    n = opt.get(options, "numBuckets")
     if n and str(n).strip() != str(info.num_buckets):
         raise InvalidOptionError(
             f"Table {info.full_name} has {info.num_buckets} buckets in the metastore, not {n}")
@@ -205,7 +203,7 @@ def _check_creation_options(options: Mapping[str, str], info: TableInfo) -> None
 def _partition_dirs(client: MetastoreClient, info: TableInfo, options: Mapping[str, str]
                     ) -> dict[str, str]:
     """``{partition name: directory}`` of the partitions the metastore knows."""
-    from ..io.filesystem import get_filesystem
+    from ..io.registry import get_filesystem
 
     if not info.is_partitioned:
         return {}
@@ -497,9 +495,9 @@ def create_writer(options: Mapping[str, str], schema: Any, overwrite: bool
     mapping = map_columns(layout, spark_to_arrow_schema(schema), table=info.full_name)
     operation = Operation.INSERT_OVERWRITE if overwrite else Operation.INSERT
     txn = Transaction(_client(opts, uris), info.db, info.name, operation, table=info,
-                      lock_timeout=_float_option(opts, OPTION_LOCK_TIMEOUT,
+                      lock_timeout=opt.get_seconds(opts, OPTION_LOCK_TIMEOUT,
                                                  DEFAULT_LOCK_TIMEOUT_S) or DEFAULT_LOCK_TIMEOUT_S,
-                      heartbeat_interval=_float_option(opts, OPTION_HEARTBEAT, None),
+                      heartbeat_interval=opt.get_seconds(opts, OPTION_HEARTBEAT, None),
                       owns_client=True)
     txn.begin()
     try:
@@ -548,7 +546,7 @@ class MetastoreArrowWriter(DataSourceArrowWriter):
         return self.handle.write_id
 
     def _fs(self):
-        from ..io.filesystem import get_filesystem
+        from ..io.registry import get_filesystem
 
         return get_filesystem(self.table.location, self.options)[0]
 
@@ -733,9 +731,9 @@ def _make_metastore_table_class():
             layout, spec, fs, _ = table_layout(info, opts)
             txn = Transaction(
                 self._client(), info.db, info.name, operation, table=info,
-                lock_timeout=_float_option(opts, OPTION_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT_S)
+                lock_timeout=opt.get_seconds(opts, OPTION_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT_S)
                 or DEFAULT_LOCK_TIMEOUT_S,
-                heartbeat_interval=_float_option(opts, OPTION_HEARTBEAT, None), owns_client=True)
+                heartbeat_interval=opt.get_seconds(opts, OPTION_HEARTBEAT, None), owns_client=True)
             txn.begin()
             try:
                 write_ids, txns = txn.read_snapshot()

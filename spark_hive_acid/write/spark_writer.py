@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 
 from ..acid import txnlog
 from ..acid.layout import TableLayout
-from ..io.filesystem import get_filesystem
+from ..io.registry import get_filesystem
 from .commit import commit_write, list_partitions
 from .options import WriteOptions
 from .schema import ColumnMapping, map_columns

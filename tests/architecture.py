@@ -1,0 +1,190 @@
+"""The package's import graph, read from the source with ``ast`` (imports inside functions count).
+
+Used by ``tests/test_architecture.py``; run as a script to print the graph's problems.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "spark_hive_acid"
+
+#: Layer of each package (or top-level module) below ``spark_hive_acid``; a module may import only
+#: its own layer or lower ones. The top-level ``spark_hive_acid`` package (the public facade) sits
+#: above everything.
+LAYERS: dict[str, int] = {
+    "exceptions": 0, "options": 0,
+    "io": 1,
+    "acid": 2,
+    "read": 3, "write": 3, "metastore": 3,
+    "txn": 4, "catalog": 4,
+    "maintenance": 5,
+    "spark": 6, "cli": 6, "__main__": 6,
+}
+FACADE_LAYER = 99
+
+#: Old import paths kept for one release: each only re-exports its new home, and nothing inside the
+#: package imports it. They sit with the facade.
+COMPAT_MODULES: frozenset[str] = frozenset()
+
+
+@dataclass
+class Module:
+    name: str
+    path: Path
+    lines: int
+    imports: list[tuple[str, int]] = field(default_factory=list)  # (module, line)
+    external: list[tuple[str, int]] = field(default_factory=list)  # top-level names (pyspark ...)
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _resolve(current: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = current.split(".")
+    if not is_package:
+        base = base[:-1]
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def scan(root: Path = ROOT) -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        name = module_name(path)
+        source = path.read_text(encoding="utf-8")
+        mod = Module(name, path, source.count("\n") + 1)
+        tree = ast.parse(source, str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    target = a.name
+                    if target.split(".")[0] == PACKAGE:
+                        mod.imports.append((target, node.lineno))
+                    else:
+                        mod.external.append((target.split(".")[0], node.lineno))
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(name, path.name == "__init__.py", node)
+                if target.split(".")[0] != PACKAGE:
+                    mod.external.append((target.split(".")[0], node.lineno))
+                    continue
+                for a in node.names:  # `from pkg import module` imports the module itself
+                    sub = f"{target}.{a.name}"
+                    mod.imports.append((sub if _is_module(root, sub) else target, node.lineno))
+        modules[name] = mod
+    return modules
+
+
+def _is_module(root: Path, dotted: str) -> bool:
+    p = root.joinpath(*dotted.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    if module in COMPAT_MODULES or len(parts) == 1:
+        return FACADE_LAYER
+    return LAYERS.get(parts[1], FACADE_LAYER)
+
+
+def _package_parents(module: str) -> set[str]:
+    """A module's enclosing packages: importing them is not a dependency worth checking (Python runs
+    a package's ``__init__`` before any of its modules anyway)."""
+    parts = module.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts))}
+
+
+def edges(modules: dict[str, Module]) -> Iterator[tuple[str, str, int]]:
+    for m in modules.values():
+        for target, line in m.imports:
+            if target in modules and target != m.name and target not in _package_parents(m.name):
+                yield m.name, target, line
+
+
+def cycles(modules: dict[str, Module]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for a, b, _ in edges(modules):
+        graph[a].add(b)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def upward_imports(modules: dict[str, Module]) -> list[str]:
+    out = []
+    for a, b, line in edges(modules):
+        if layer_of(b) > layer_of(a):
+            out.append(f"{a}:{line} imports {b} (layer {layer_of(a)} -> {layer_of(b)})")
+        if b in COMPAT_MODULES:
+            out.append(f"{a}:{line} imports the compatibility path {b}")
+    return out
+
+
+def pyspark_outside_spark(modules: dict[str, Module]) -> list[str]:
+    out = []
+    for m in modules.values():
+        in_spark = m.name.split(".")[1:2] == ["spark"]
+        for name, line in m.external:
+            if name == "pyspark" and not in_spark:
+                out.append(f"{m.name}:{line} imports pyspark")
+    return out
+
+
+def oversized(modules: dict[str, Module], limit: int) -> list[str]:
+    return [f"{m.name}: {m.lines} lines" for m in modules.values() if m.lines > limit]
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    mods = scan()
+    problems = ([f"cycle: {' <-> '.join(c)}" for c in cycles(mods)] + upward_imports(mods)
+                + pyspark_outside_spark(mods) + oversized(mods, 500))
+    print("\n".join(problems) or "no problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
