@@ -7,7 +7,7 @@ Python workers: run.py puts the repo root on PYTHONPATH before starting Spark).
 """
 from __future__ import annotations
 
-from spark_hive_acid.datasource import HiveAcidDataSource, HiveAcidReader
+from spark_hive_acid.spark.datasource import HiveAcidDataSource, HiveAcidReader
 
 
 class BatchedReader(HiveAcidReader):

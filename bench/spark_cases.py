@@ -72,7 +72,7 @@ class SparkBench:
         return self.spark.read.format("hiveacid").options(**options).load(str(path))
 
     def table_count(self, path: str) -> int:
-        from spark_hive_acid.table import HiveAcidTable
+        from spark_hive_acid.spark.table import HiveAcidTable
 
         return HiveAcidTable.forPath(self.spark, str(path)).count()
 
@@ -259,7 +259,7 @@ class SparkBench:
         """DELETE / UPDATE of 1% of rows, each on a fresh hard-linked copy of the table."""
         out: dict = {}
         try:
-            from spark_hive_acid.table import HiveAcidTable
+            from spark_hive_acid.spark.table import HiveAcidTable
         except Exception as e:  # noqa: BLE001
             out["error"] = _writer_error(e)
             self.log(f"writer not available: {out['error']}")

@@ -169,7 +169,7 @@ def test_a_txn_aborted_behind_our_back_cannot_commit(hms, metastore, table):  # 
 
 def test_detach_and_resume_in_another_connection(hms, metastore, table):  # noqa: F811
     """A Spark write hands its txn from the planning worker to commit(): detach, then resume."""
-    from spark_hive_acid.metastore.transaction import Transaction
+    from spark_hive_acid.txn.hms import HmsTransaction as Transaction
 
     txn = write_transaction(_opts(metastore), "default", table, "insert").begin()
     handle = txn.detach()

@@ -29,12 +29,13 @@ from spark_hive_acid.metastore import (
     write_transaction,
 )
 from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.write import metastore_mode
-from spark_hive_acid.write.metastore_mode import create_writer
+from spark_hive_acid.txn.hms import spawn_keepalive
+from spark_hive_acid.txn.processes import process_info
+from spark_hive_acid.spark.writer import create_writer
 
 SCHEMA = StructType([StructField("id", IntegerType()), StructField("name", StringType())])
 PSCHEMA = StructType(SCHEMA.fields + [StructField("ds", StringType())])
-MARKER = "spark_hive_acid.write.metastore_mode"
+MARKER = "spark_hive_acid.txn.keepalive"
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -113,7 +114,7 @@ def _acid_dirs(loc):
 
 @pytest.fixture
 def ms_spark(spark):
-    from spark_hive_acid.table import ensure_registered
+    from spark_hive_acid.spark.table import ensure_registered
 
     ensure_registered(spark)
     return spark
@@ -248,8 +249,8 @@ def test_helper_aborts_when_its_owner_dies(metastore, tmp_path):
     assert handle.lock_id is not None and txn.state == "detached"
     owner = subprocess.Popen(["sleep", "300"])
     try:
-        start = metastore_mode._proc_info(owner.pid)[2]
-        helper = metastore_mode.spawn_heartbeat(handle, 0.2, 10.0, (owner.pid, start))
+        start = process_info(owner.pid).start
+        helper = spawn_keepalive(handle, 0.2, (owner.pid, start))
         assert helper.alive()
         with metastore.client() as c:
             beat = c.get_open_txns_info().get(handle.txn_id).last_heartbeat_ms
@@ -314,7 +315,7 @@ def test_lock_wait_timeout(metastore, tmp_path):
 # --- Spark ------------------------------------------------------------------------------------------
 @pytest.mark.spark
 def test_create_append_overwrite_by_name(ms_spark, metastore, tmp_path):
-    from spark_hive_acid.table import HiveAcidTable
+    from spark_hive_acid.spark.table import HiveAcidTable
 
     spark = ms_spark
     name = f"default.c_{uuid.uuid4().hex[:8]}"
@@ -381,7 +382,7 @@ def test_create_append_overwrite_by_name(ms_spark, metastore, tmp_path):
 
 @pytest.mark.spark
 def test_partitioned_writes_and_dml_by_name(ms_spark, metastore, tmp_path):
-    from spark_hive_acid.table import HiveAcidTable
+    from spark_hive_acid.spark.table import HiveAcidTable
 
     spark = ms_spark
     name = f"default.p_{uuid.uuid4().hex[:8]}"
@@ -458,7 +459,7 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 from pyspark.sql import SparkSession, functions as F
 spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-from spark_hive_acid.table import ensure_registered
+from spark_hive_acid.spark.table import ensure_registered
 ensure_registered(spark)
 
 @F.udf("string")

@@ -80,7 +80,7 @@ def test_filters_equal_with_and_without_pushdown(spark, partitioned_table, pushd
 
 
 def test_pushdown_prunes_partitions(spark, partitioned_table):
-    from spark_hive_acid.datasource import HiveAcidPushdownReader
+    from spark_hive_acid.spark.datasource import HiveAcidPushdownReader
     from spark_hive_acid.read.scan import TableScan
     from pyspark.sql.datasource import EqualTo, GreaterThan
 
@@ -141,7 +141,7 @@ def test_every_type(spark, tmp_path):
 
 def test_auto_registration_module():
     import pyspark_hiveacid
-    from spark_hive_acid.datasource import HiveAcidDataSource
+    from spark_hive_acid.spark.datasource import HiveAcidDataSource
 
     assert pyspark_hiveacid.DefaultSource is HiveAcidDataSource
     assert pyspark_hiveacid.DefaultSource.name() == "hiveacid"
@@ -153,7 +153,7 @@ def test_empty_snapshot_reads_as_empty_dataframe(spark, partitioned_table):
     assert [f.name for f in df.schema] == ["id", "name", "ds", "k"]
     assert df.count() == 0
     assert reader.schema("id int").load(partitioned_table).count() == 0
-    from spark_hive_acid.table import HiveAcidTable
+    from spark_hive_acid.spark.table import HiveAcidTable
 
     table = HiveAcidTable.forPath(spark, partitioned_table,
                                   options={"validWriteIds": "db.t:0:9223372036854775807::"})

@@ -18,6 +18,7 @@ from webhdfs_double.server import make_tree
 
 from spark_hive_acid.exceptions import InvalidOptionError, PathNotFoundError, StorageError
 from spark_hive_acid.io import webhdfs as webhdfs_mod
+from spark_hive_acid.io import webhdfs_files
 from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.io.parallel import list_dirs_parallel
 from spark_hive_acid.io.webhdfs import WebHdfsFileSystem, WebHdfsInputFile
@@ -209,7 +210,7 @@ def test_open_output_discards_data_when_the_block_fails(fs, srv):
 
 
 def test_large_output_spills_to_a_temp_file(fs, srv, monkeypatch):
-    monkeypatch.setattr(webhdfs_mod, "_SPOOL_LIMIT", 1000)
+    monkeypatch.setattr(webhdfs_files, "_SPOOL_LIMIT", 1000)
     payload = os.urandom(50_000)
     with fs.open_output("/big") as f:
         for i in range(0, len(payload), 3000):

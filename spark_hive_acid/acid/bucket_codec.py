@@ -1,4 +1,4 @@
-"""BucketCodec: the packed 32-bit ``bucket`` property of a ROW__ID (hive-acid-format.md §5.3).
+"""BucketCodec: the packed 32-bit ``bucket`` property of a ROW__ID (docs/format.md §5.3).
 
 V1 (Hive 3+): bits 31..29 = 001, bits 27..16 = writer id, bits 11..0 = statement id.
 V0 (Hive 2): the whole int is the bucket number.

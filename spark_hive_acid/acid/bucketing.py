@@ -1,4 +1,4 @@
-"""Hive's bucket routing for CLUSTERED BY tables (hive-acid-format.md §7), vectorised with numpy.
+"""Hive's bucket routing for CLUSTERED BY tables (docs/format.md §7), vectorised with numpy.
 
 ``bucket = (hash & 0x7FFFFFFF) % numBuckets`` where ``hash = 31*hash + fieldHash`` over the
 clustering columns in order (int32 arithmetic, starting at 0, null contributes 0).

@@ -14,6 +14,13 @@ from ..exceptions import CorruptFileError
 from ..io.filesystem import FileSystem
 
 LAYOUT_FILE = "_hiveacid_table.json"
+#: Where the tasks of a write stage their files before the commit renames them into the table.
+STAGING_DIR = "_hiveacid_staging"
+
+
+def staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
+    """Where the tasks of write id W stage their files (hidden: never read as table data)."""
+    return fs.join(table_path, STAGING_DIR, f"{write_id:019d}")
 
 
 @dataclass

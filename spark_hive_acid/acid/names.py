@@ -1,4 +1,4 @@
-"""The directory and file name grammar of Hive ACID tables (hive-acid-format.md §2)."""
+"""The directory and file name grammar of Hive ACID tables (docs/format.md §2)."""
 from __future__ import annotations
 
 import re

@@ -1,6 +1,6 @@
 """Hive snapshots: ValidReaderWriteIdList and ValidReadTxnList (storage-api), parsed from strings.
 
-Formats (hive-acid-format.md §3.1):
+Formats (docs/format.md §3.1):
 - write ids: ``db.table:HWM:minOpenWriteId:open1,open2:aborted1,aborted2``
   (also accepted: the txn-wide ``txnId$list$list`` form when it holds exactly one table or the
   table is named, and the body without a table name)

@@ -1,6 +1,6 @@
-"""Snapshot selection for one partition directory: Hive's ``AcidUtils.getAcidState`` (spec §4).
+"""Snapshot selection for one partition directory: Hive's ``AcidUtils.getAcidState`` (docs/format.md §4).
 
-Deliberate deviation, documented in docs/semantics.md: Hive 4 accepts a non-compacted (insert
+Deliberate deviation, documented in docs/reading.md ("One deliberate deviation"): Hive 4 accepts a non-compacted (insert
 overwrite) base whose write id equals minOpenWriteId, i.e. a base of a still-open transaction. We
 require such a base to be valid in the snapshot, so uncommitted data is never shown.
 """

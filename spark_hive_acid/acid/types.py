@@ -114,3 +114,55 @@ def normalize_read_type(t: pa.DataType, column: str = "") -> pa.DataType:
         return pa.struct([pa.field(f.name, normalize_read_type(f.type, f"{column}.{f.name}"))
                           for f in t])
     return t
+
+
+_INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}
+
+
+def can_convert(src: pa.DataType, dst: pa.DataType, *, lossless: bool) -> bool:
+    """Whether values of type ``src`` may be stored as / read as ``dst``: the one widening rule.
+
+    ``lossless=True`` (writing a DataFrame into a table): only conversions that keep every value
+    exactly (int -> wider int, int32 -> double, float -> double, decimals and ints into decimals with
+    room for every digit, string/binary flavours, nested types field by field with the same names).
+    ``lossless=False`` (reading a file written before ``ALTER TABLE`` changed a column's type): the
+    conversions Hive's schema evolution performs, which add integer -> any float or decimal and
+    date -> timestamp, and leave nested types to the cast itself (Hive reads structs by position).
+    """
+    t = pa.types
+    if src == dst or t.is_null(src):
+        return True
+    if (t.is_string(src) or t.is_large_string(src)) and t.is_string(dst):
+        return True
+    if (t.is_binary(src) or t.is_large_binary(src)) and t.is_binary(dst):
+        return True
+    if t.is_integer(src) and t.is_integer(dst):  # Hive's integers are signed
+        if t.is_unsigned_integer(src):
+            return t.is_signed_integer(dst) and dst.bit_width > src.bit_width
+        return t.is_signed_integer(dst) and dst.bit_width >= src.bit_width
+    if t.is_integer(src) and t.is_floating(dst):
+        return not lossless or (dst == pa.float64() and src.bit_width <= 32)
+    if t.is_integer(src) and t.is_decimal(dst):
+        return not lossless or dst.precision - dst.scale >= _INT_DIGITS[src.bit_width]
+    if t.is_floating(src) and t.is_floating(dst):
+        return dst.bit_width >= src.bit_width
+    if t.is_decimal(src) and t.is_decimal(dst):
+        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
+    if t.is_timestamp(src) and t.is_timestamp(dst):
+        return True  # zone-aware (Spark TIMESTAMP, UTC) is stored as its UTC wall clock
+    if t.is_date32(src) and t.is_timestamp(dst):
+        return not lossless
+    nested = ((t.is_list(src) or t.is_large_list(src)) and t.is_list(dst)) or (
+        t.is_map(src) and t.is_map(dst)) or (t.is_struct(src) and t.is_struct(dst))
+    if not nested:
+        return False
+    if not lossless:
+        return True  # the cast itself checks the children
+    if t.is_map(src):
+        return (can_convert(src.key_type, dst.key_type, lossless=True)
+                and can_convert(src.item_type, dst.item_type, lossless=True))
+    if t.is_struct(src):
+        return src.num_fields == dst.num_fields and all(
+            a.name.lower() == b.name.lower() and can_convert(a.type, b.type, lossless=True)
+            for a, b in zip(src, dst))
+    return can_convert(src.value_type, dst.value_type, lossless=True)

@@ -13,13 +13,9 @@ See docs/metastore.md.
 """
 from __future__ import annotations
 
-from .api import (
-    client_from_options,
-    open_table_snapshot,
-    parse_table_name,
-    table_from_options,
-    write_transaction,
-)
+from typing import Any
+
+from .api import client_from_options, open_table_snapshot, parse_table_name, table_from_options
 from .client import MetastoreClient, parse_hive_time
 from ..exceptions import (
     CommitStateUnknownError,
@@ -45,7 +41,7 @@ from .snapshots import (
     write_ids_from_table_valid_write_ids,
     write_ids_from_txn_list,
 )
-from .transaction import LockSpec, Operation, Transaction, TransactionHandle, lock_specs
+from .locks import LockSpec, Operation, lock_specs
 from .uris import resolve_metastore_uris
 
 __all__ = [
@@ -59,3 +55,15 @@ __all__ = [
     "txn_list_from_open_txns", "write_ids_from_table_valid_write_ids", "write_ids_from_txn_list",
     "write_transaction",
 ]
+
+#: Moved to :mod:`spark_hive_acid.txn.hms` (the metastore package holds no transaction logic beyond
+#: its RPCs); re-exported here for one release, loaded on first use.
+_MOVED = {"Transaction": "HmsTransaction", "TransactionHandle": "TransactionHandle",
+          "write_transaction": "write_transaction"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from ..txn import hms
+        return getattr(hms, _MOVED[name])
+    raise AttributeError(name)

@@ -11,13 +11,13 @@ Options (all strings, keys case-insensitive):
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError
 from .client import MetastoreClient
+from .connection import DEFAULT_TIMEOUT_S
 from .model import TableInfo
-from .transaction import DEFAULT_LOCK_TIMEOUT_S, Operation, Transaction
 from .. import options as opt
 
 OPTION_TABLE = "table"
@@ -39,9 +39,13 @@ def parse_table_name(text: str, default_db: str = "default") -> tuple[str, str]:
 
 
 def client_from_options(options: Mapping[str, str],
-                        spark_conf: Optional[Mapping[str, str]] = None) -> MetastoreClient:
-    """A (not yet connected) client for the metastore the options point at."""
-    timeout = opt.get_seconds(options, OPTION_TIMEOUT, 60.0)
+                        spark_conf: Optional[Mapping[str, str]] = None,
+                        uris: Optional[str | Sequence[str]] = None) -> MetastoreClient:
+    """A (not yet connected) client for the metastore the options point at (or ``uris``), with
+    the ``metastoreTimeout`` option's socket timeout."""
+    timeout = opt.get_seconds(options, OPTION_TIMEOUT, DEFAULT_TIMEOUT_S) or DEFAULT_TIMEOUT_S
+    if uris is not None:
+        return MetastoreClient(uris, timeout=timeout)
     return MetastoreClient.from_options(options, spark_conf, timeout=timeout)
 
 
@@ -65,21 +69,3 @@ def open_table_snapshot(options: Mapping[str, str],
         table = client.get_table(db, tbl)
         write_ids, txns = client.read_snapshot(table.db, table.name)
     return table, write_ids, txns
-
-
-def write_transaction(options: Mapping[str, str], db: str, tbl: str,
-                      operation: Operation | str, *,
-                      spark_conf: Optional[Mapping[str, str]] = None,
-                      partitions: Optional[Sequence[Any]] = None,
-                      read_tables: Sequence[tuple[str, str]] = ()) -> Transaction:
-    """A not-yet-begun :class:`Transaction` owning its own metastore connection.
-
-    ``with write_transaction(opts, "db", "t", "insert") as txn: ...`` begins on entry, aborts on
-    an exception and commits on a clean exit; or call ``begin()``/``commit()``/``abort()``.
-    """
-    client = client_from_options(options, spark_conf)
-    return Transaction(
-        client, db, tbl, operation, partitions=partitions, read_tables=read_tables,
-        lock_timeout=opt.get_seconds(options, OPTION_LOCK_TIMEOUT, DEFAULT_LOCK_TIMEOUT_S)
-        or DEFAULT_LOCK_TIMEOUT_S,
-        heartbeat_interval=opt.get_seconds(options, OPTION_HEARTBEAT, None), owns_client=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from ..acid.layout import TableLayout
+
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
@@ -74,6 +76,17 @@ class TableInfo:
     @property
     def partition_names(self) -> list[str]:
         return [c for c, _ in self.partition_keys]
+
+    def to_layout(self) -> TableLayout:
+        """The layout the table declares (columns, partitions, bucketing, properties)."""
+        return TableLayout(
+            columns=[tuple(c) for c in self.columns],
+            partition_columns=[tuple(c) for c in self.partition_keys],
+            bucket_columns=list(self.bucket_cols),
+            num_buckets=max(self.num_buckets, 0) if self.bucket_cols else 0,
+            bucketing_version=self.bucketing_version,
+            properties=dict(self.parameters),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,6 @@
 """Hive partition names and partition filters (server-side string, client-side fallback).
 
-A partition name is ``k1=v1/k2=v2`` with each key and value escaped the way Hive escapes path
-names (``FileUtils.escapePathName``: ``%XX`` for control characters and ``"#%'*/:=?\\{[]^``);
-a null or empty value is ``__HIVE_DEFAULT_PARTITION__``.
+A partition name is ``k1=v1/k2=v2`` with Hive's escaping (:mod:`spark_hive_acid.acid.partitions`).
 
 A :class:`PartitionFilter` is a conjunction of ``(key, op, value)`` terms. It renders to the
 metastore's filter language for ``get_partitions_by_filter`` and can also be evaluated on the
@@ -14,13 +12,15 @@ from dataclasses import dataclass
 import operator
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Optional, Sequence
-from urllib.parse import unquote
 
+from ..acid.partitions import (  # noqa: F401  (re-exported: the metastore's partition API)
+    DEFAULT_PARTITION,
+    parse_partition_name,
+    partition_name,
+    partition_values,
+)
 from ..exceptions import InvalidOptionError
 
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
-_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^')
 _INT_TYPES = {"tinyint", "smallint", "int", "integer", "bigint"}
 _FLOAT_TYPES = {"float", "double", "double precision"}
 _CMP = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
@@ -28,58 +28,10 @@ _CMP = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le
 _OPS = set(_CMP) | {"in"}
 
 
-def escape_path_name(text: str) -> str:
-    """Escape a partition key or value for a path / partition name."""
-    return "".join(f"%{ord(c):02X}" if (ord(c) < 0x20 or c in _ESCAPED) else c for c in text)
-
-
-def unescape_path_name(text: str) -> str:
-    return unquote(text)
-
-
 def make_partition_name(keys: Sequence[str], values: Sequence[Optional[str]]) -> str:
-    """``k1=v1/k2=v2`` with Hive's escaping; None or '' becomes the default partition."""
-    if len(keys) != len(values):
-        raise InvalidOptionError(
-            f"Partition has {len(values)} values for {len(keys)} keys ({', '.join(keys)})")
-    parts = []
-    for k, v in zip(keys, values):
-        value = DEFAULT_PARTITION if v is None or v == "" else escape_path_name(str(v))
-        parts.append(f"{escape_path_name(k.lower())}={value}")
-    return "/".join(parts)
-
-
-def parse_partition_name(name: str) -> dict[str, str]:
-    """``k1=v1/k2=v2`` -> ``{k1: v1, k2: v2}`` (unescaped)."""
-    spec: dict[str, str] = {}
-    for part in name.strip("/").split("/"):
-        if "=" not in part:
-            raise InvalidOptionError(f"Malformed partition name '{name}': expected key=value/...")
-        k, v = part.split("=", 1)
-        spec[unescape_path_name(k)] = unescape_path_name(v)
-    return spec
-
-
-def partition_values(keys: Sequence[str], partition: Mapping[str, Any] | Sequence[Any] | str
-                     ) -> list[Optional[str]]:
-    """Values in key order from a ``{key: value}`` dict, a value list, or a partition name."""
-    if isinstance(partition, str):
-        partition = parse_partition_name(partition)
-    if isinstance(partition, Mapping):
-        lowered = {str(k).lower(): v for k, v in partition.items()}
-        missing = [k for k in keys if k.lower() not in lowered]
-        extra = set(lowered) - {k.lower() for k in keys}
-        if missing or extra:
-            raise InvalidOptionError(
-                f"Partition spec {dict(partition)} does not match the partition keys "
-                f"{list(keys)} (missing {missing}, unknown {sorted(extra)})")
-        raw = [lowered[k.lower()] for k in keys]
-    else:
-        raw = list(partition)
-        if len(raw) != len(keys):
-            raise InvalidOptionError(
-                f"Partition {raw} has {len(raw)} values for the keys {list(keys)}")
-    return [None if v is None or v == DEFAULT_PARTITION else str(v) for v in raw]
+    """``k1=v1/k2=v2`` as the metastore names partitions: keys in lower case, Hive's escaping,
+    None or '' the default partition."""
+    return partition_name([k.lower() for k in keys], values)
 
 
 @dataclass(frozen=True)

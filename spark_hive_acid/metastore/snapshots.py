@@ -1,6 +1,6 @@
 """Build ValidTxnList / ValidWriteIdList snapshots from metastore answers (pure functions).
 
-hive-acid-format.md §3.3: the txn list comes from the open and aborted transactions
+docs/format.md §3.3: the txn list comes from the open and aborted transactions
 (``TxnCommonUtils.createValidReadTxnList``); on Hive 3+ the per-table write id list comes from
 ``get_valid_write_ids`` for that txn list; on Hive 2.x a transaction id *is* the write id, so the
 table's list is the txn list with the table's name.

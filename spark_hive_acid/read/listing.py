@@ -4,10 +4,10 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Optional
-from urllib.parse import unquote
+from typing import Iterator, Optional
 
 from ..acid.names import ParsedDir, is_hidden, parse_acid_dir, parse_bucket_file
+from ..acid.partitions import DEFAULT_PARTITION, unescape, unescape_value
 from ..acid.snapshot import ValidIdList
 from ..acid.state import AcidState, list_files_recursive, select_acid_state
 from ..exceptions import SchemaMismatchError
@@ -16,7 +16,6 @@ from ..io.parallel import list_dirs_parallel
 
 log = logging.getLogger(__name__)
 
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _PARTITION_RE = re.compile(r"^([^=]+)=(.*)$")
 LIST_THREADS = 16
 
@@ -31,18 +30,30 @@ class PartitionListing:
     dir_files: dict[str, list[FileStatus]] = field(default_factory=dict)  # acid dir path -> files
 
 
-def unescape_partition_value(raw: str) -> Optional[str]:
-    if raw == HIVE_DEFAULT_PARTITION:
-        return None
-    return unquote(raw)
+@dataclass
+class PartitionTree:
+    """The partition directories below a table root, as one listing walk found them."""
+
+    names: list[str]  # partition column names (unescaped), outermost first; [] if unpartitioned
+    leaves: list[tuple[str, str, tuple[str, ...]]]  # (leaf path, relative path, raw values)
+    children: dict[str, list[FileStatus]]  # leaf path -> its listing
+
+    def acid_dirs(self) -> Iterator[ParsedDir]:
+        """Every base/delta/delete_delta directory of every leaf."""
+        for leaf, _, _ in self.leaves:
+            for c in self.children.get(leaf, []):
+                parsed = parse_acid_dir(c.name, c.path) if c.is_dir else None
+                if parsed is not None:
+                    yield parsed
 
 
-def discover_partitions(fs: FileSystem, table_path: str,
-                        root_children: list[FileStatus]) -> tuple[list[str], list[tuple[str, tuple]]]:
-    """Partition column names and (leaf path, raw values) pairs below the table root.
+def walk_partitions(fs: FileSystem, table_path: str,
+                    root_children: Optional[list[FileStatus]] = None) -> PartitionTree:
+    """The one walk of ``k=v`` directories (each level listed in parallel).
 
-    A directory level is a partition level when its non-hidden child directories are all named
-    ``k=v`` (and are not ACID directories). Unpartitioned tables return ``([], [(root, ())])``.
+    A directory level is a partition level when its non-hidden child directories are named
+    ``k=v`` (and are not ACID directories); every directory of a level must use the same key.
+    An unpartitioned table (no ``k=v`` directory at its root) has one leaf, the root.
     """
     def partition_children(children: list[FileStatus]) -> list[tuple[FileStatus, str, str]]:
         out = []
@@ -54,33 +65,42 @@ def discover_partitions(fs: FileSystem, table_path: str,
                 out.append((c, m.group(1), m.group(2)))
         return out
 
-    first = partition_children(root_children)
-    if not first:
-        return [], [(table_path, ())]
+    if root_children is None:
+        root_children = fs.list_dir(table_path)
+    if not partition_children(root_children):
+        return PartitionTree([], [(table_path, "", ())], {table_path: root_children})
     names: list[str] = []
-    leaves: list[tuple[str, tuple]] = []
-    frontier = [(table_path, (), root_children)]
+    tree = PartitionTree(names, [], {})
+    frontier = [(table_path, "", (), root_children)]
     depth = 0
     while frontier:
-        level_parts = [(p, vals, partition_children(ch)) for p, vals, ch in frontier]
-        if all(not parts for _, _, parts in level_parts):
-            leaves.extend((p, vals) for p, vals, _ in level_parts)
+        level_parts = [(p, rel, vals, ch, partition_children(ch)) for p, rel, vals, ch in frontier]
+        if all(not parts for *_, parts in level_parts):
+            for p, rel, vals, ch, _ in level_parts:
+                tree.leaves.append((p, rel, vals))
+                tree.children[p] = ch
             break
-        next_frontier = []
-        level_names = {k for _, _, parts in level_parts for _, k, _ in parts}
-        if len(level_names) != 1 or any(not parts for _, _, parts in level_parts):
-            bad = [p for p, _, parts in level_parts if not parts][:3]
+        level_names = {k for *_, parts in level_parts for _, k, _ in parts}
+        if len(level_names) != 1 or any(not parts for *_, parts in level_parts):
+            bad = [p for p, *_, parts in level_parts if not parts][:3]
             raise SchemaMismatchError(
                 f"Inconsistent partition directories under {table_path} at depth {depth + 1}: "
                 f"names {sorted(level_names)}" + (f"; no partition dirs in {bad}" if bad else ""))
-        names.append(level_names.pop())
-        dirs = [(c, vals + (v,)) for _, vals, parts in level_parts for c, _, v in parts]
-        listed = _list_many(fs, [c.path for c, _ in dirs])
-        for (c, vals), children in zip(dirs, listed):
-            next_frontier.append((c.path, vals, children))
-        frontier = next_frontier
+        names.append(unescape(level_names.pop()))
+        dirs = [(c, f"{rel}/{c.name}" if rel else c.name, vals + (v,))
+                for _, rel, vals, _, parts in level_parts for c, _, v in parts]
+        listed = _list_many(fs, [c.path for c, _, _ in dirs])
+        frontier = [(c.path, rel, vals, children)
+                    for (c, rel, vals), children in zip(dirs, listed)]
         depth += 1
-    return names, leaves
+    return tree
+
+
+def leaf_partitions(fs: FileSystem, table_path: str, depth: int) -> list[str]:
+    """The relative leaf partition directories that exist (``['']`` for an unpartitioned table)."""
+    if depth == 0:
+        return [""]
+    return sorted(rel for _, rel, _ in walk_partitions(fs, table_path).leaves if rel)
 
 
 def _list_many(fs: FileSystem, paths: list[str]) -> list[list[FileStatus]]:
@@ -100,22 +120,19 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     partitions are discovered from ``k=v`` directory names below the table."""
     if known_partitions is not None:
         names, leaves = known_partitions
-        root_children = None
-    else:
-        root_children = fs.list_dir(table_path)
-        names, leaves = discover_partitions(fs, table_path, root_children)
-    listings: list[PartitionListing] = []
-    if not names and root_children is not None:
-        children_by_leaf = {table_path: root_children}
-    else:
         listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
                                     missing_ok=True) if leaves else {}
         children_by_leaf = {p: listed[p] for p, _ in leaves}
+    else:
+        tree = walk_partitions(fs, table_path)
+        names, leaves = tree.names, [(p, vals) for p, _, vals in tree.leaves]
+        children_by_leaf = tree.children
+    listings: list[PartitionListing] = []
     for leaf_path, raw_values in leaves:
         state = select_acid_state(fs, children_by_leaf[leaf_path], write_ids, txns,
                                   insert_only=insert_only, partition_path=leaf_path)
-        values = tuple(v if known_partitions is not None and v != HIVE_DEFAULT_PARTITION
-                       else unescape_partition_value(v) for v in raw_values)
+        values = tuple(v if known_partitions is not None and v != DEFAULT_PARTITION
+                       else unescape_value(v) for v in raw_values)
         listings.append(PartitionListing(leaf_path, values, state))
     # list the selected ACID directories (in parallel: the cost on remote storage)
     dirs: list[ParsedDir] = []
@@ -133,7 +150,7 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
 
 def data_files_of_dir(fs: FileSystem, d: ParsedDir, children: list[FileStatus],
                       insert_only: bool) -> list[FileStatus]:
-    """Data files of a selected directory (spec §2: bucket files in deltas, all in a base)."""
+    """Data files of a selected directory (docs/format.md §2: bucket files in deltas, all in a base)."""
     if insert_only:
         out: list[FileStatus] = []
         for c in children:

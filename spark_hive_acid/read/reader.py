@@ -19,7 +19,7 @@ import pyarrow.orc as po
 
 from ..acid import bucket_codec
 from ..acid.snapshot import ValidIdList
-from ..acid.types import normalize_read_type
+from ..acid.types import can_convert, normalize_read_type
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..acid.orc import acid_field_names, is_acid_schema, open_orc
@@ -374,7 +374,7 @@ class TaskReader:
         target = self.spec.data_types[i]
         if arr.type.equals(target):
             return arr
-        if not _widening(arr.type, target):
+        if not can_convert(arr.type, target, lossless=False):
             raise SchemaMismatchError(
                 f"Column '{self.spec.data_names[i]}' (#{i + 1}) has type {arr.type} in {s.path} "
                 f"but {target} in the table: only widening conversions are read. "
@@ -452,30 +452,6 @@ def s_open(fs: FileSystem, s: FileSlice):
 
     with fs.open_input(s.path) as f:
         return io.BytesIO(f.read(s.flush_length))
-
-
-def _widening(src: pa.DataType, dst: pa.DataType) -> bool:
-    """Conversions Hive's schema evolution makes safely (no value can change)."""
-    t = pa.types
-    if t.is_integer(src) and (t.is_integer(dst) and dst.bit_width >= src.bit_width
-                              or t.is_floating(dst) or t.is_decimal(dst)):
-        return True
-    if t.is_floating(src) and t.is_floating(dst) and dst.bit_width >= src.bit_width:
-        return True
-    if t.is_decimal(src) and t.is_decimal(dst):
-        return dst.scale >= src.scale and dst.precision - dst.scale >= src.precision - src.scale
-    if (t.is_string(src) or t.is_large_string(src)) and t.is_string(dst):
-        return True
-    if (t.is_binary(src) or t.is_large_binary(src)) and t.is_binary(dst):
-        return True
-    if t.is_timestamp(src) and t.is_timestamp(dst):
-        return True
-    if t.is_date32(src) and t.is_timestamp(dst):
-        return True
-    if t.is_struct(src) and t.is_struct(dst) or t.is_list(src) and t.is_list(dst) \
-            or t.is_map(src) and t.is_map(dst):
-        return True  # nested: the cast itself checks the children
-    return False
 
 
 def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:

@@ -12,10 +12,10 @@ from typing import Mapping, Optional, Sequence
 import pyarrow as pa
 
 from ..acid.layout import TableLayout, load_layout
+from ..acid.logstate import read_snapshot
 from ..acid.snapshot import ValidIdList
 from ..acid.types import hive_to_arrow, normalize_read_type
 from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTypeError
-from ..io.filesystem import FileSystem
 from ..io.registry import get_filesystem
 from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
@@ -33,24 +33,9 @@ class Column:
     type: pa.DataType
 
 
-def _snapshot_from_log(fs: FileSystem, path: str) -> Optional[ValidIdList]:
-    try:
-        from ..acid import txnlog
-    except ImportError:
-        return None
-    return txnlog.read_snapshot(fs, path)
-
-
 def layout_of(table) -> TableLayout:
     """The layout a metastore table declares (columns, partitions, bucketing, properties)."""
-    return TableLayout(
-        columns=[tuple(c) for c in table.columns],
-        partition_columns=[tuple(c) for c in table.partition_keys],
-        bucket_columns=list(table.bucket_cols),
-        num_buckets=max(table.num_buckets, 0) if table.bucket_cols else 0,
-        bucketing_version=table.bucketing_version,
-        properties=dict(table.parameters),
-    )
+    return table.to_layout()
 
 
 def _from_metastore(options: ReadOptions):
@@ -139,7 +124,7 @@ class TableScan:
             write_ids = write_ids or metastore_ids[0]
             txns = txns if self.options.txns_given else metastore_ids[1]
         if write_ids is None:
-            write_ids = _snapshot_from_log(self.fs, self.path) or ValidIdList.all_valid()
+            write_ids = read_snapshot(self.fs, self.path) or ValidIdList.all_valid()
         self.write_ids = write_ids
         self.txns = txns
         insert_only = self.options.insert_only

@@ -103,7 +103,7 @@ class StripeKeys:
     ``write_id`` / ``bucket``: the value when the column is constant in the stripe, else None.
     ``first_row_id``: when write id and bucket are constant and the row ids span exactly as many
     values as the stripe has rows, row i has ``first_row_id + i``: insert events are strictly
-    increasing in (originalWriteId, bucket, rowId) within a file (hive-acid-format.md §5.4),
+    increasing in (originalWriteId, bucket, rowId) within a file (docs/format.md §5.4),
     so with the first two constant, rowIds are strictly increasing and min..max leaves no gap.
     """
 

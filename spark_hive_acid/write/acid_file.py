@@ -1,6 +1,6 @@
 """One full-ACID ORC data file (``bucket_N``): insert or delete events plus Hive's footer metadata.
 
-Event schema (hive-acid-format.md §5.1), field names exactly as Hive writes them::
+Event schema (docs/format.md §5.1), field names exactly as Hive writes them::
 
     struct<operation:int, originalTransaction:bigint, bucket:int, rowId:bigint,
            currentTransaction:bigint, row:struct<...table columns...>>

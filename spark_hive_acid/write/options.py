@@ -38,9 +38,9 @@ class WriteOptions:
     raw: dict[str, str] = field(default_factory=dict)  # every option, for the file system
 
     @classmethod
-    def parse(cls, options: Mapping[str, str]) -> "WriteOptions":
-        path = opt.get_str(options, "path")
-        if path is None:
+    def parse(cls, options: Mapping[str, str], *, require_path: bool = True) -> "WriteOptions":
+        path = opt.get_str(options, "path") or ""
+        if not path and require_path:
             raise InvalidOptionError(
                 "No table path given: use df.write.format('hiveacid').save('/path/to/table')")
         bucket_by = opt.get_columns(options, "bucketBy")

@@ -1,45 +1,18 @@
-"""Partition directory names (Hive's escaping) and grouping rows by partition/bucket, vectorised."""
+"""Grouping rows by partition/bucket, vectorised, and the partition directory a group goes to."""
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
-# Hive's FileUtils.charToEscape: control characters and these ASCII characters become %XX.
-_ESCAPE = set(chr(c) for c in range(0x01, 0x20)) | set('"#%\'*/:=?\\\x7f{[]^')
-
-
-def escape_partition_value(value: Optional[str]) -> str:
-    """Hive's ``FileUtils.escapePathName``; None (and '') -> the default partition."""
-    if value is None or value == "":
-        return HIVE_DEFAULT_PARTITION
-    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPE else ch for ch in value)
-
-
-def partition_value_string(value: Any) -> Optional[str]:
-    """The string Hive uses for a partition value of a Python/Arrow scalar."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, _dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, _dt.date):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+from ..acid.partitions import partition_name, value_string
 
 
 def partition_path(names: Sequence[str], values: Sequence[Any]) -> str:
-    """Relative leaf directory ``k1=v1/k2=v2`` ('' for an unpartitioned table)."""
-    return "/".join(f"{n}={escape_partition_value(partition_value_string(v))}"
-                    for n, v in zip(names, values))
+    """Relative leaf directory ``k1=v1/k2=v2`` of Python scalars ('' for an unpartitioned table)."""
+    return partition_name(names, [value_string(v) for v in values])
 
 
 def _codes(arr: pa.Array) -> tuple[np.ndarray, list]:

@@ -8,44 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..acid.layout import TableLayout
-from ..acid.types import hive_to_arrow
+from ..acid.types import can_convert, hive_to_arrow
 from ..exceptions import SchemaMismatchError
-
-_INT_RANK = {pa.int8(): 1, pa.int16(): 2, pa.int32(): 3, pa.int64(): 4}
-
-
-def can_widen(src: pa.DataType, dst: pa.DataType) -> bool:
-    """True when every value of ``src`` converts exactly to ``dst`` (int -> bigint, float -> double...)."""
-    if src == dst or pa.types.is_null(src):
-        return True
-    if (pa.types.is_string(src) or pa.types.is_large_string(src)) and pa.types.is_string(dst):
-        return True
-    if (pa.types.is_binary(src) or pa.types.is_large_binary(src)) and pa.types.is_binary(dst):
-        return True
-    if src in _INT_RANK and dst in _INT_RANK:
-        return _INT_RANK[src] <= _INT_RANK[dst]
-    if src in _INT_RANK and dst == pa.float64():
-        return _INT_RANK[src] <= 3
-    if src == pa.float32() and dst == pa.float64():
-        return True
-    if pa.types.is_timestamp(src) and pa.types.is_timestamp(dst):
-        return True  # zone-aware (Spark TIMESTAMP, UTC) is stored as its UTC wall clock
-    if pa.types.is_decimal(src) and pa.types.is_decimal(dst):
-        return (dst.scale >= src.scale
-                and dst.precision - dst.scale >= src.precision - src.scale)
-    if src in _INT_RANK and pa.types.is_decimal(dst):
-        digits = {1: 3, 2: 5, 3: 10, 4: 19}[_INT_RANK[src]]
-        return dst.precision - dst.scale >= digits
-    if pa.types.is_list(src) and pa.types.is_list(dst):
-        return can_widen(src.value_type, dst.value_type)
-    if pa.types.is_map(src) and pa.types.is_map(dst):
-        return can_widen(src.key_type, dst.key_type) and can_widen(src.item_type, dst.item_type)
-    if pa.types.is_struct(src) and pa.types.is_struct(dst):
-        return (src.num_fields == dst.num_fields
-                and all(a.name.lower() == b.name.lower() and can_widen(a.type, b.type)
-                        for a, b in zip(src, dst)))
-    return False
-
 
 @dataclass(frozen=True)
 class ColumnMapping:
@@ -95,7 +59,7 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "") ->
             continue
         dst.append(i)
         src_type = incoming.field(i).type
-        if not can_widen(src_type, typ):
+        if not can_convert(src_type, typ, lossless=True):
             bad.append(f"{name} ({src_type} cannot be stored as {typ} without loss)")
     known = {n.lower() for n, _ in wanted + parts}
     extra = [n for n in incoming.names if n.lower() not in known]

@@ -7,37 +7,20 @@ from typing import Optional
 import pyarrow as pa
 
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
-from ..acid.names import is_hidden, parse_acid_dir
+from ..acid.names import is_hidden
 from ..acid.types import arrow_to_hive
 from ..exceptions import InvalidOptionError, NotAnAcidTableError
 from ..io.filesystem import FileSystem
+from ..read.listing import walk_partitions
 from .options import WriteOptions
 from .schema import check_names
 
 log = logging.getLogger(__name__)
 
 
-def has_acid_dirs(fs: FileSystem, path: str, depth: int = 0, max_depth: int = 8) -> bool:
+def has_acid_dirs(fs: FileSystem, path: str) -> bool:
     """True when ``path`` or a ``k=v`` directory below it holds a base/delta directory."""
-    for c in fs.list_dir(path):
-        if not c.is_dir or is_hidden(c.name):
-            continue
-        if parse_acid_dir(c.name) is not None:
-            return True
-        if "=" in c.name and depth < max_depth and has_acid_dirs(fs, c.path, depth + 1, max_depth):
-            return True
-    return False
-
-
-def _partition_names_on_disk(fs: FileSystem, path: str) -> list[str]:
-    names, cur = [], path
-    while True:
-        dirs = [c for c in fs.list_dir(cur) if c.is_dir and not is_hidden(c.name)
-                and "=" in c.name and parse_acid_dir(c.name) is None]
-        if not dirs:
-            return names
-        names.append(dirs[0].name.split("=", 1)[0])
-        cur = dirs[0].path
+    return any(True for _ in walk_partitions(fs, path).acid_dirs())
 
 
 def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
@@ -106,11 +89,12 @@ def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Sche
     visible = [c for c in children if not is_hidden(c.name)]
     if not visible:  # new or empty directory (hidden leftovers such as a log are fine)
         return _save_new(fs, path, layout_from_schema(opts, schema)), True
-    if not has_acid_dirs(fs, path):
+    tree = walk_partitions(fs, path, children)
+    if not any(True for _ in tree.acid_dirs()):
         raise NotAnAcidTableError(
             f"{path} exists and is not a Hive ACID table (no base_*/delta_* directories and no "
             f"{LAYOUT_FILE}); refusing to write into it. Choose an empty or new directory.")
-    on_disk = _partition_names_on_disk(fs, path)
+    on_disk = tree.names
     if opts.partition_by and [p.lower() for p in opts.partition_by] != [p.lower() for p in on_disk]:
         raise InvalidOptionError(
             f"Table {path} is partitioned by ({', '.join(on_disk)}) on disk, not "

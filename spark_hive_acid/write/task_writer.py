@@ -7,7 +7,6 @@ messages of the attempts Spark reports as successful.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
@@ -17,14 +16,14 @@ import pyarrow as pa
 from ..acid import bucket_codec
 from ..acid.bucketing import bucket_ids
 from ..acid.names import base_dir_name, bucket_file_name, delta_dir_name
-from ..acid.txnlog import heartbeat
+from ..acid.layout import TableLayout
 from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem
 from .acid_file import BASE_STRIPE_SIZE, DELTA_STRIPE_SIZE, AcidFileWriter
 from .partitioning import group_rows, partition_path
+from .schema import row_type_of
 
 log = logging.getLogger(__name__)
-HEARTBEAT_EVERY_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +55,18 @@ class TableSpec:
     def bucketed(self) -> bool:
         return self.num_buckets > 0
 
+    @classmethod
+    def of(cls, table_path: str, layout: TableLayout) -> "TableSpec":
+        """What the tasks of a write to the table at ``table_path`` need to know."""
+        types = {n.lower(): t for n, t in layout.columns}
+        return cls(
+            table_path=table_path, row_type=row_type_of(layout),
+            partition_names=tuple(n for n, _ in layout.partition_columns),
+            bucket_columns=tuple(layout.bucket_columns),
+            bucket_types=tuple(types[c.lower()] for c in layout.bucket_columns),
+            num_buckets=layout.num_buckets, bucketing_version=layout.bucketing_version,
+            compression=layout.compression)
+
 
 @dataclass(frozen=True)
 class InsertTarget:
@@ -72,33 +83,10 @@ class InsertTarget:
 
 
 class Heartbeat(Protocol):
-    """Keeps the write id alive while a task writes; called before every batch."""
+    """Keeps the write id alive while a task writes; called before every batch (it decides how
+    often to really beat: ``spark_hive_acid.txn.keepalive.TaskHeartbeat``)."""
 
     def maybe(self) -> None: ...
-
-
-class NoHeartbeat:
-    """For metastore transactions: they are heartbeated outside the tasks (driver / helper)."""
-
-    def maybe(self) -> None:
-        return None
-
-
-NO_HEARTBEAT = NoHeartbeat()
-
-
-class _Heartbeat:
-    """Path mode: refresh the write id in ``_hiveacid_txnlog`` at most every HEARTBEAT_EVERY_S."""
-
-    def __init__(self, fs: FileSystem, table_path: str, write_id: int):
-        self.fs, self.table_path, self.write_id = fs, table_path, write_id
-        self.last = 0.0
-
-    def maybe(self) -> None:
-        now = time.time()
-        if now - self.last >= HEARTBEAT_EVERY_S:
-            self.last = now
-            heartbeat(self.fs, self.table_path, self.write_id)
 
 
 class InsertWriter:
@@ -116,8 +104,7 @@ class InsertWriter:
         self.dir_name = (base_dir_name(target.write_id) if target.base
                          else delta_dir_name(target.write_id, target.write_id, self.stmt))
         self._files: dict[tuple[str, int], AcidFileWriter] = {}
-        self._beat = heartbeat if heartbeat is not None else _Heartbeat(
-            fs, table.table_path, target.write_id)
+        self._beat = heartbeat
         names = [f.name.lower() for f in table.row_type]
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
 
@@ -137,7 +124,8 @@ class InsertWriter:
         partition column values of the same rows."""
         if data.num_rows == 0:
             return
-        self._beat.maybe()
+        if self._beat is not None:
+            self._beat.maybe()
         buckets: Optional[np.ndarray] = None
         if self.table.bucketed:
             buckets = bucket_ids([data.column(i) for i in self._bucket_idx], self.table.bucket_types,
@@ -184,15 +172,15 @@ class DeleteWriter:
         self.stage_dir = stage_dir
         self.dir_name = delta_dir_name(write_id, write_id, statement_id, delete=True)
         self._groups: dict[tuple[str, int], _DeleteBuffer] = {}
-        self._beat = heartbeat if heartbeat is not None else _Heartbeat(
-            fs, table.table_path, write_id)
+        self._beat = heartbeat
 
     def write(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
               row_ids: np.ndarray, partitions: Sequence[pa.Array]) -> None:
         n = len(row_ids)
         if n == 0:
             return
-        self._beat.maybe()
+        if self._beat is not None:
+            self._beat.maybe()
         bp = np.asarray(bucket_properties, dtype=np.int32)
         writer_ids = bucket_codec.decode_writer_ids(bp)
         for key, idx in group_rows(list(partitions), writer_ids, num_rows=n):

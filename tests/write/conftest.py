@@ -10,7 +10,7 @@ from spark_hive_acid.io.filesystem import LocalFileSystem
 @pytest.fixture
 def acid_spark(spark):
     """The shared SparkSession with the ``hiveacid`` format registered."""
-    from spark_hive_acid.table import ensure_registered
+    from spark_hive_acid.spark.table import ensure_registered
 
     ensure_registered(spark)
     return spark

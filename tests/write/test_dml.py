@@ -7,9 +7,10 @@ import threading
 import pyarrow.orc as po
 import pytest
 
-from spark_hive_acid.acid import bucket_codec, txnlog
+from spark_hive_acid.acid import bucket_codec
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.exceptions import CardinalityViolationError, CommitConflictError, InvalidOptionError
-from spark_hive_acid.table import HiveAcidTable
+from spark_hive_acid.spark.table import HiveAcidTable
 
 pytestmark = pytest.mark.spark
 
@@ -65,13 +66,13 @@ def test_delete_writes_sorted_delete_events(acid_spark, tmp_path):
 def asked(monkeypatch):
     """The ``columns`` each DML asked its target reader for (None: every column)."""
     calls = []
-    target = HiveAcidTable._target
+    target = HiveAcidTable._target_reader
 
-    def spy(self, txn, columns=None):
+    def spy(self, columns=None):
         calls.append(None if columns is None else list(columns))
-        return target(self, txn, columns)
+        return target(self, columns)
 
-    monkeypatch.setattr(HiveAcidTable, "_target", spy)
+    monkeypatch.setattr(HiveAcidTable, "_target_reader", spy)
     return calls
 
 
@@ -122,7 +123,7 @@ def test_merge_that_only_deletes_reads_only_the_columns_it_names(acid_spark, tmp
 def test_referenced_columns_from_the_analyzed_plan(acid_spark):
     from pyspark.sql import functions as F
 
-    from spark_hive_acid.table import referenced_columns
+    from spark_hive_acid.spark.expressions import referenced_columns
 
     df = acid_spark.createDataFrame([(1, "a", 2.0)], "Id long, name string, price double").alias("t")
     assert referenced_columns(df, F.expr("t.price > 1 AND id % 2 = 1")) == ["Id", "price"]

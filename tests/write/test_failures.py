@@ -9,19 +9,20 @@ import threading
 import pyarrow as pa
 import pytest
 
-from spark_hive_acid.acid import txnlog
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from spark_hive_acid.io.filesystem import LocalFileSystem
 from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.write.commit import commit_write, publish
-from spark_hive_acid.write.spark_writer import table_spec
+from spark_hive_acid.txn.committer import commit_write
+from spark_hive_acid.write.publish import publish
+from spark_hive_acid.write.task_writer import TableSpec
 from spark_hive_acid.write.task_writer import InsertTarget, InsertWriter
 
 LAYOUT = TableLayout(columns=[("id", "bigint"), ("name", "string")], partition_columns=[("p", "int")])
 
 
 def _stage_rows(fs, table, txn, ids, task=0):
-    spec = table_spec(table, LAYOUT)
+    spec = TableSpec.of(table, LAYOUT)
     w = InsertWriter(fs, spec, InsertTarget(txn.write_id),
                      f"{txnlog.staging_dir(fs, table, txn.write_id)}/t{task}", task)
     data = pa.record_batch([pa.array(ids, pa.int64()), pa.array([f"n{i}" for i in ids])],
@@ -120,7 +121,7 @@ os.environ["PYSPARK_PYTHON"] = sys.executable
 from pyspark.sql import SparkSession
 spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-from spark_hive_acid.table import ensure_registered
+from spark_hive_acid.spark.table import ensure_registered
 ensure_registered(spark)
 df = spark.range(0, 50_000_000, numPartitions=4).selectExpr(
     "id", "concat('n', id) as name", "cast(id % 4 as int) as p")

@@ -7,11 +7,12 @@ import pytest
 
 from hive_ref.fixtures import hive_ref  # noqa: F401
 
-from spark_hive_acid.acid import bucket_codec, txnlog
+from spark_hive_acid.acid import bucket_codec
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.write.commit import commit_write
-from spark_hive_acid.write.spark_writer import table_spec
+from spark_hive_acid.txn.committer import commit_write
+from spark_hive_acid.write.task_writer import TableSpec
 from spark_hive_acid.write.task_writer import DeleteWriter, InsertTarget, InsertWriter
 
 pytestmark = pytest.mark.hive
@@ -48,7 +49,7 @@ def test_hive_reads_inserts_deletes_and_bases(hive_ref, tmp_path, fs):  # noqa: 
     layout = TableLayout(columns=COLUMNS)
     fs.mkdirs(t)
     save_layout(fs, t, layout)
-    spec = table_spec(t, layout)
+    spec = TableSpec.of(t, layout)
     _insert(fs, t, spec, list(range(10)))
     _insert(fs, t, spec, list(range(10, 14)))
     _delete(fs, t, spec, [1, 2, 12])
@@ -68,7 +69,7 @@ def test_hive_reads_spark_dml_results(hive_ref, acid_spark, tmp_path):  # noqa: 
     """Append, update (moving rows between partitions), merge and delete through Spark; Hive's
     reader, run on every partition directory, returns exactly what our reader returns."""
     import os
-    from spark_hive_acid.table import HiveAcidTable
+    from spark_hive_acid.spark.table import HiveAcidTable
     path = str(tmp_path / "t")
     acid_spark.createDataFrame([(i, f"n{i}", i % 3) for i in range(30)], "id long, name string, p int") \
         .repartition(3).write.format("hiveacid").mode("append").option("partitionBy", "p").save(path)

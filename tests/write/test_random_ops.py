@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from spark_hive_acid.table import HiveAcidTable
+from spark_hive_acid.spark.table import HiveAcidTable
 
 pytestmark = pytest.mark.spark
 SCHEMA = "id long, v long, p int"

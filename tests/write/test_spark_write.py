@@ -7,7 +7,8 @@ import os
 import pyarrow.orc as po
 import pytest
 
-from spark_hive_acid.acid import bucket_codec, txnlog
+from spark_hive_acid.acid import bucket_codec
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.bucketing import bucket_ids
 from spark_hive_acid.acid.layout import load_layout
 
@@ -159,7 +160,7 @@ def test_retried_attempt_does_not_duplicate(tmp_path, monkeypatch):
     from pyspark.sql.types import LongType, StringType, StructField, StructType
     import pyspark
     from spark_hive_acid.read.scan import read_table
-    from spark_hive_acid.write.spark_writer import create_writer
+    from spark_hive_acid.spark.writer import create_writer
 
     schema = StructType([StructField("id", LongType()), StructField("name", StringType())])
     path = str(tmp_path / "t")
@@ -206,7 +207,7 @@ def test_types_round_trip(acid_spark, tmp_path):
 def test_appends_to_a_table_hive_wrote(acid_spark, tmp_path, fs):
     import pyarrow as pa
     from spark_hive_acid.write.acid_file import AcidFileWriter, write_acid_version_file
-    from spark_hive_acid.table import HiveAcidTable
+    from spark_hive_acid.spark.table import HiveAcidTable
     path = tmp_path / "hive_t"
     delta = path / "delta_0000005_0000005_0000"
     w = AcidFileWriter(fs, str(delta / "bucket_00000"), pa.struct([("id", pa.int64()), ("name", pa.string())]))

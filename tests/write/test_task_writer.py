@@ -8,13 +8,16 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
-from spark_hive_acid.acid import bucket_codec, txnlog
+from spark_hive_acid.acid import bucket_codec
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.bucketing import bucket_ids
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.write.commit import commit_write, list_partitions
-from spark_hive_acid.write.partitioning import escape_partition_value, group_rows, partition_path
-from spark_hive_acid.write.spark_writer import table_spec
+from spark_hive_acid.read.listing import leaf_partitions as list_partitions
+from spark_hive_acid.txn.committer import commit_write
+from spark_hive_acid.acid.partitions import escape_value as escape_partition_value
+from spark_hive_acid.write.partitioning import group_rows, partition_path
+from spark_hive_acid.write.task_writer import TableSpec
 from spark_hive_acid.write.task_writer import DeleteWriter, InsertTarget, InsertWriter
 
 LAYOUT = TableLayout(columns=[("id", "bigint"), ("name", "string")],
@@ -31,7 +34,7 @@ def _table(tmp_path, fs, layout=LAYOUT):
     t = str(tmp_path / "t")
     fs.mkdirs(t)
     save_layout(fs, t, layout)
-    return t, table_spec(t, layout)
+    return t, TableSpec.of(t, layout)
 
 
 def _rows(t):

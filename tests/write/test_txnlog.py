@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from spark_hive_acid.acid import txnlog
+from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.exceptions import CommitConflictError
 from spark_hive_acid.io.filesystem import LocalFileSystem
 

@@ -31,73 +31,55 @@ any directories it had begun to rename into the table.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
-from ..exceptions import CommitConflictError, StorageError, PathNotFoundError
+from ..acid.layout import STAGING_DIR, staging_dir  # noqa: F401  (the log's callers use them)
+from ..acid.snapshot import ValidIdList
+from ..exceptions import CommitConflictError, StorageError
 from ..io.filesystem import FileSystem
-from .names import is_hidden, parse_acid_dir
-from .snapshot import ValidIdList
+from ..read.listing import walk_partitions
+from .base import CommitOutcome, Transaction
+from .keepalive import KeepAliveThread, TaskHeartbeat
+from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exported)
+    ABORTED,
+    COMMITTED,
+    DEFAULT_TIMEOUT_S,
+    LOG_DIR,
+    OPEN,
+    UNREADABLE_RECORD_GRACE_S,
+    VOID_EVENT_AFTER_S,
+    _EVENTS,
+    _HEARTBEATS,
+    _INTENTS,
+    _MAX_RETRIES,
+    _WRITEIDS,
+    LogState,
+    _latest_event,
+    _merge_ranges,
+    _numbered,
+    _read_json,
+    _sub,
+    history,
+    load_state,
+    log_dir,
+    read_events,
+    read_snapshot,
+)
 
 log = logging.getLogger(__name__)
-
-LOG_DIR = "_hiveacid_txnlog"
-STAGING_DIR = "_hiveacid_staging"
-_WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS = "writeids", "events", "heartbeats", "intents"
-
-COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
-DEFAULT_TIMEOUT_S = 3600.0
-#: An event file still unreadable after this long belongs to a writer that died mid-write.
-VOID_EVENT_AFTER_S = 30.0
-#: An allocation record still unreadable after this long belongs to a writer that died at once.
-UNREADABLE_RECORD_GRACE_S = 5.0
-_MAX_RETRIES = 10_000
-
-
-# --- state ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LogState:
-    """What the log says at one point of its event chain."""
-
-    allocated: frozenset[int] = frozenset()
-    seq: int = 0  # the event the terminal states come from (0: none yet)
-    terminated: tuple[tuple[int, int], ...] = ()  # sorted, merged inclusive ranges
-    aborted: frozenset[int] = frozenset()
-
-    @property
-    def high_watermark(self) -> int:
-        return max(self.allocated, default=0)
-
-    def is_terminated(self, w: int) -> bool:
-        return any(lo <= w <= hi for lo, hi in self.terminated)
-
-    def state_of(self, w: int) -> str:
-        if w in self.aborted:
-            return ABORTED
-        if self.is_terminated(w):
-            return COMMITTED
-        return OPEN if w in self.allocated else COMMITTED
-
-    @property
-    def open_ids(self) -> list[int]:
-        return sorted(w for w in self.allocated if not self.is_terminated(w))
-
-    def snapshot(self, table_name: str = "") -> Optional[ValidIdList]:
-        if not self.allocated:
-            return None
-        return ValidIdList.of(self.high_watermark, self.open_ids,
-                              sorted(w for w in self.aborted if w <= self.high_watermark),
-                              table_name=table_name)
+KEEPALIVE_EVERY_S = 60.0
 
 
 @dataclass
-class Transaction:
-    """An open write id of this process."""
+class PathTransaction(Transaction):
+    """An open write id of the path-mode log (picklable: it is its own handle)."""
 
     table_path: str
     write_id: int
@@ -106,159 +88,71 @@ class Transaction:
     snapshot_seq: int
     timeout_s: float = DEFAULT_TIMEOUT_S
     started_at: float = field(default_factory=time.time)
+    fs: Optional[FileSystem] = None
 
     @property
     def snapshot_string(self) -> str:
         """The ``validWriteIds`` option string that reads exactly this transaction's snapshot."""
+        return self.read_snapshot()[0].to_string()
+
+    def read_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
         snap = self.snapshot or ValidIdList.of(self.write_id - 1)
-        return snap.to_string()
+        return snap, ValidIdList.all_valid()
+
+    def _fs(self) -> FileSystem:
+        if self.fs is None:
+            raise StorageError(f"Write id {self.write_id} of {self.table_path} has no file system")
+        return self.fs
+
+    # -- staying alive ------------------------------------------------------------------------
+    def beat(self) -> None:
+        heartbeat(self._fs(), self.table_path, self.write_id)
+
+    def abort_orphan(self, reason: str) -> None:
+        self.abort(reason)
+
+    @contextlib.contextmanager
+    def keep_alive(self) -> Iterator[None]:
+        keeper = KeepAliveThread(self, KEEPALIVE_EVERY_S,
+                                 f"hiveacid-heartbeat-{self.write_id}").start()
+        try:
+            yield
+        finally:
+            keeper.stop()
+
+    def handle(self) -> "PathTransaction":
+        return self
+
+    def resume(self) -> "PathTransaction":
+        return self
+
+    def task_heartbeat(self) -> TaskHeartbeat:
+        return TaskHeartbeat(self, KEEPALIVE_EVERY_S)
+
+    # -- committing ---------------------------------------------------------------------------
+    def record_intent(self, dirs: Sequence[str]) -> None:
+        record_intent(self._fs(), self.table_path, self.write_id, dirs)
+
+    def commit(self, outcome: CommitOutcome, *, dml_partitions: Sequence[str] = ()) -> None:
+        commit(self._fs(), self, partitions=outcome.partitions,
+               dml_partitions=sorted(set(dml_partitions)), metrics=outcome.metrics)
+        cleanup(self._fs(), self.table_path, self.write_id, published=False)
+
+    def abort(self, reason: str = "") -> None:
+        abort(self._fs(), self.table_path, self.write_id, reason)
 
 
-def _merge_ranges(ranges: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    out: list[list[int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], hi)
-        else:
-            out.append([lo, hi])
-    return tuple((a, b) for a, b in out)
-
-
-# --- paths ---------------------------------------------------------------------------------------
-def log_dir(fs: FileSystem, table_path: str) -> str:
-    return fs.join(table_path, LOG_DIR)
-
-
-def staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
-    """Where the tasks of write id W stage their files (hidden: never read as table data)."""
-    return fs.join(table_path, STAGING_DIR, f"{write_id:019d}")
-
-
-def _sub(fs: FileSystem, table_path: str, kind: str, name: str = "") -> str:
-    base = fs.join(log_dir(fs, table_path), kind)
-    return fs.join(base, name) if name else base
-
-
-def _numbered(fs: FileSystem, path: str, suffix: str) -> list[int]:
-    try:
-        children = fs.list_dir(path)
-    except PathNotFoundError:
-        return []
-    out = []
-    for c in children:
-        stem = c.name[: -len(suffix)] if suffix and c.name.endswith(suffix) else c.name
-        if stem.isdigit() and (not suffix or c.name.endswith(suffix)):
-            out.append(int(stem))
-    return sorted(out)
-
-
-def _read_json(fs: FileSystem, path: str) -> Optional[dict]:
-    try:
-        data = fs.read_bytes(path)
-        return json.loads(data.decode("utf-8")) if data else None
-    except (ValueError, UnicodeDecodeError, StorageError):
-        return None
-
-
-# --- reading ---------------------------------------------------------------------------------------
-def _latest_event(fs: FileSystem, table_path: str, seqs: Sequence[int],
-                  wait_s: float = 1.0) -> tuple[int, Optional[dict]]:
-    """The latest readable event. An unreadable last event is being written right now: wait a
-    little, then fall back to the one before (an older but consistent state)."""
-    for seq in reversed(seqs):
-        path = _sub(fs, table_path, _EVENTS, f"{seq:019d}.json")
-        deadline = time.time() + wait_s
-        while True:
-            ev = _read_json(fs, path)
-            if ev is not None and "cumulative" in ev:
-                return seq, ev
-            if time.time() >= deadline:
-                break
-            time.sleep(0.01)
-        log.warning("Transaction log event %s is unreadable; using the one before it", path)
-        wait_s = 0.0
-    return 0, None
-
-
-def load_state(fs: FileSystem, table_path: str) -> Optional[LogState]:
-    """The log's current state, or None when the table has no transaction log."""
-    if not fs.exists(log_dir(fs, table_path)):
-        return None
-    allocated = frozenset(_numbered(fs, _sub(fs, table_path, _WRITEIDS), ".json"))
-    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
-    seq, ev = _latest_event(fs, table_path, seqs)
-    if ev is None:
-        return LogState(allocated=allocated)
-    cum = ev["cumulative"]
-    return LogState(allocated=allocated, seq=seq,
-                    terminated=_merge_ranges(tuple(r) for r in cum.get("terminated", [])),
-                    aborted=frozenset(int(a) for a in cum.get("aborted", [])))
-
-
-def read_snapshot(fs: FileSystem, table_path: str) -> Optional[ValidIdList]:
-    """The committed snapshot of a path-mode table: open (uncommitted) and aborted write ids are
-    exceptions. None when the table has no log, i.e. everything present is committed."""
-    state = load_state(fs, table_path)
-    return None if state is None else state.snapshot()
-
-
-def read_events(fs: FileSystem, table_path: str, after_seq: int = 0) -> list[dict]:
-    """Every readable terminal record with seq > ``after_seq``, in commit order."""
-    out = []
-    for seq in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json"):
-        if seq <= after_seq:
-            continue
-        ev = _read_json(fs, _sub(fs, table_path, _EVENTS, f"{seq:019d}.json"))
-        if ev is not None:
-            out.append(ev)
-    return out
-
-
-def history(fs: FileSystem, table_path: str) -> list[dict]:
-    """One entry per write id in the log (newest first): state, operation, partitions, metrics."""
-    state = load_state(fs, table_path)
-    if state is None:
-        return []
-    by_id: dict[int, dict] = {}
-    for w in state.allocated:
-        rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
-        by_id[w] = {"writeId": w, "state": state.state_of(w), "operation": rec.get("operation"),
-                    "startedAt": rec.get("startedAt"), "finishedAt": None, "partitions": [],
-                    "metrics": {}, "reason": None}
-    for ev in read_events(fs, table_path):
-        if ev["seq"] > state.seq:
-            continue
-        entry = by_id.setdefault(ev["writeId"], {"writeId": ev["writeId"]})
-        entry.update({"finishedAt": ev.get("time"), "partitions": ev.get("partitions", []),
-                      "metrics": ev.get("metrics", {}), "reason": ev.get("reason"),
-                      "operation": ev.get("operation") or entry.get("operation")})
-    return sorted(by_id.values(), key=lambda e: -e["writeId"])
+Transaction = PathTransaction  # noqa: F811  (the log's own name for it, in tests and tools)
 
 
 # --- allocation ------------------------------------------------------------------------------------
-def max_write_id_in_dirs(fs: FileSystem, table_path: str, depth_limit: int = 16) -> int:
-    """The largest write id named by any base/delta/delete_delta directory below the table."""
-    best = 0
-    stack = [(table_path, 0)]
-    while stack:
-        path, depth = stack.pop()
-        try:
-            children = fs.list_dir(path)
-        except PathNotFoundError:
-            continue
-        for c in children:
-            if not c.is_dir or is_hidden(c.name):
-                continue
-            parsed = parse_acid_dir(c.name)
-            if parsed is not None:
-                best = max(best, parsed.max_write_id)
-            elif "=" in c.name and depth < depth_limit:
-                stack.append((c.path, depth + 1))
-    return best
+def max_write_id_in_dirs(fs: FileSystem, table_path: str) -> int:
+    """The largest write id named by any base/delta/delete_delta directory of the table."""
+    return max((d.max_write_id for d in walk_partitions(fs, table_path).acid_dirs()), default=0)
 
 
 def begin(fs: FileSystem, table_path: str, operation: str, *,
-          timeout_s: float = DEFAULT_TIMEOUT_S) -> Transaction:
+          timeout_s: float = DEFAULT_TIMEOUT_S) -> PathTransaction:
     """Allocate a new write id and record it as open; also aborts stale open ids."""
     for kind in (_WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS):
         fs.mkdirs(_sub(fs, table_path, kind))
@@ -277,9 +171,8 @@ def begin(fs: FileSystem, table_path: str, operation: str, *,
         path = _sub(fs, table_path, _WRITEIDS, f"{candidate:019d}.json")
         if fs.create_exclusive(path, json.dumps(record).encode("utf-8")):
             log.info("Allocated write id %d (%s) on %s", candidate, operation, table_path)
-            snap = state.snapshot()
-            return Transaction(table_path, candidate, operation, snap, state.seq, timeout_s,
-                               record["startedAt"])
+            return PathTransaction(table_path, candidate, operation, state.snapshot(), state.seq,
+                                   timeout_s, record["startedAt"], fs)
         candidate += 1
     raise StorageError(f"Could not allocate a write id in {log_dir(fs, table_path)}")
 
@@ -341,7 +234,7 @@ def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: st
     raise StorageError(f"Could not append to the transaction log of {table_path}")
 
 
-def commit(fs: FileSystem, txn: Transaction, *, partitions: Sequence[str] = (),
+def commit(fs: FileSystem, txn: PathTransaction, *, partitions: Sequence[str] = (),
            dml_partitions: Sequence[str] = (), metrics: Optional[dict] = None) -> int:
     """Commit W. ``dml_partitions`` are the partitions where W deletes rows: if another DELETE,
     UPDATE or MERGE that W's snapshot did not see committed deletes in one of them first, this raises

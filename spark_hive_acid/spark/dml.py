@@ -1,16 +1,20 @@
-"""DELETE / UPDATE / MERGE as Spark jobs writing split-update events (hive-acid-format.md §7).
+"""DELETE / UPDATE / MERGE as Spark jobs writing split-update events (docs/format.md §7).
 
 Every operation is one transaction (one write id W):
 
-1. allocate W and remember the snapshot it reads (``txnlog.begin``);
+1. begin the transaction (``TableRef.begin``: a write id, and the snapshot it reads);
 2. read the target through the ``hiveacid`` reader at that snapshot with ``row__id``;
 3. compute, per affected row, a *delete* statement id and/or an *insert* statement id (and the new
    values), as a Spark plan;
 4. one ``mapInArrow`` pass writes delete events to ``delete_delta_W_W_S/bucket_N`` (N = writer id
    of the target row's bucket property, events sorted) and new rows to ``delta_W_W_S'/bucket_N``
    into staging; the tasks return the staged file list;
-5. publish and commit with Hive's write-set rule: a concurrent DELETE/UPDATE/MERGE that committed
-   deletes in the same partition first makes this one fail with CommitConflictError.
+5. publish and commit (``txn.committer.commit_write``) with Hive's write-set rule: a concurrent
+   DELETE/UPDATE/MERGE that committed deletes in the same partition first makes this one fail
+   with CommitConflictError.
+
+The same runner (:func:`run_dml`) serves path-mode and metastore tables: they differ only in the
+transaction their :class:`~spark_hive_acid.catalog.base.TableRef` begins.
 
 Rows are shuffled by (old partition, writer id) before step 4, so every delete file is written by
 exactly one task. Inserts of unbucketed tables use the task index as N (unique per task); inserts
@@ -20,29 +24,33 @@ commit.
 from __future__ import annotations
 
 import logging
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from ..acid import txnlog
 from ..acid.layout import TableLayout
+from ..catalog.base import TableRef
 from ..io.filesystem import FileSystem
-from ..io.registry import get_filesystem
-from .commit import CommitResult, commit_write
-from .schema import map_columns
-from .task_writer import (NO_HEARTBEAT, DeleteWriter, InsertTarget, InsertWriter, StagedFile,
-                          TableSpec)
+from ..read.scan import ROW_ID_COLUMN as ROW_ID
+from ..txn.committer import commit_write, remove_quietly
+from ..txn.keepalive import TaskHeartbeat
+from ..acid.layout import staging_dir
+from ..write.schema import map_columns
+from ..write.task_writer import DeleteWriter, InsertTarget, InsertWriter, StagedFile, TableSpec
+from ._compat import map_in_arrow
 
 log = logging.getLogger(__name__)
 
-ROW_ID = "row__id"
 DEL_STMT, INS_STMT = "__hiveacid_del_stmt", "__hiveacid_ins_stmt"
 OWID, BP, RID = "__hiveacid_owid", "__hiveacid_bp", "__hiveacid_rid"
 OLD_PREFIX = "__hiveacid_old_"
+#: ``load(columns=None)``: the DML target at the transaction's snapshot, with row__id, aliased; with
+#: ``columns``, only those (plus row__id) are read
+TargetLoader = Callable[..., DataFrame]
 STAGED_SCHEMA = "partition string, dir_name string, bucket int, path string, inserts long, deletes long"
 
 
@@ -50,13 +58,12 @@ STAGED_SCHEMA = "partition string, dir_name string, bucket int, path string, ins
 class DmlTaskSpec:
     """Everything an executor needs to write one DML task (picklable)."""
 
-    uri: str
-    options: dict
+    fs: FileSystem
     table: TableSpec
     write_id: int
     data_names: tuple[str, ...]  # table data + partition column names, in the batch
     layout_json: str
-    txnlog_heartbeat: bool = True  # False for metastore tables: their txn lives in the metastore
+    heartbeat: TaskHeartbeat
 
 
 def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -66,15 +73,15 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
     ctx = TaskContext.get()
     task = ctx.partitionId() if ctx is not None else 0
     attempt = ctx.taskAttemptId() if ctx is not None else 0
-    fs, _ = get_filesystem(spec.uri, spec.options)
-    stage = fs.join(txnlog.staging_dir(fs, spec.table.table_path, spec.write_id),
+    fs = spec.fs
+    stage = fs.join(staging_dir(fs, spec.table.table_path, spec.write_id),
                     f"dml-{task:05d}-attempt-{attempt}")
     layout = TableLayout.from_json(spec.layout_json)
     deleters: dict[int, DeleteWriter] = {}
     inserters: dict[int, InsertWriter] = {}
     mapping = None
     old_parts = [OLD_PREFIX + n for n in spec.table.partition_names]
-    beat = None if spec.txnlog_heartbeat else NO_HEARTBEAT
+    beat = spec.heartbeat
     try:
         for batch in batches:
             if batch.num_rows == 0:
@@ -119,37 +126,36 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                           ("inserts", pa.int64()), ("deletes", pa.int64())]))
 
 
-@contextmanager
-def heartbeats(fs: FileSystem, table_path: str, write_id: int, every_s: float = 60.0):
-    """Keep W alive from the driver while its jobs run."""
-    stop = threading.Event()
+def run_dml(ref: TableRef, operation: str, layout: TableLayout,
+            load_at: Callable[[str, str, Any], DataFrame], build: Callable) -> dict:
+    """One DML statement as one transaction on ``ref``.
 
-    def run() -> None:
-        while not stop.wait(every_s):
-            txnlog.heartbeat(fs, table_path, write_id)
-
-    t = threading.Thread(target=run, name=f"hiveacid-heartbeat-{write_id}", daemon=True)
-    t.start()
+    ``load_at(write_ids, txns, columns)`` reads the target at a snapshot (with row__id; only
+    ``columns`` when given); ``build(load, spec)`` returns the plan DataFrame of the module
+    docstring from ``load(columns=None)``, the target at the transaction's snapshot.
+    """
+    fs, path = ref.location()
+    spec = TableSpec.of(path, layout)
+    txn = ref.begin(operation)
     try:
-        yield
-    finally:
-        stop.set()
+        with txn.keep_alive():
+            write_ids, txns = (s.to_string() for s in txn.read_snapshot())
+            plan = build(lambda columns=None: load_at(write_ids, txns, columns), spec)
+            staged = stage_dml(plan.sparkSession, fs, spec, layout, txn.write_id, plan,
+                               txn.handle().task_heartbeat())
+            result = commit_write(fs, spec, txn, staged,
+                                  dml_partitions=sorted({f.partition for f in staged if f.deletes}))
+    except BaseException as e:
+        txn.abort(f"{operation} failed: {type(e).__name__}: {e}")
+        remove_quietly(fs, staging_dir(fs, path, txn.write_id))
+        raise
+    return dict(result.metrics, **txn.ids())
 
 
-def run_dml(spark, uri: str, options: dict, fs: FileSystem, table: TableSpec, layout: TableLayout,
-            txn: txnlog.Transaction, plan) -> CommitResult:
-    """Steps 4-5 for a prepared plan DataFrame with the columns of the module docstring."""
-    staged = stage_dml(spark, uri, options, table, layout, txn.write_id, plan)
-    dml_parts = sorted({f.partition for f in staged if f.deletes})
-    return commit_write(fs, table, txn, staged, dml_partitions=dml_parts)
-
-
-def stage_dml(spark, uri: str, options: dict, table: TableSpec, layout: TableLayout,
-              write_id: int, plan, *, txnlog_heartbeat: bool = True) -> list[StagedFile]:
+def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout, write_id: int,
+              plan: DataFrame, heartbeat: TaskHeartbeat) -> list[StagedFile]:
     """Step 4: run the Spark job that stages the delete/insert events of write id ``write_id``;
     returns the staged files (nothing is in the table yet)."""
-    from pyspark.sql import functions as F
-
     part_cols = [OLD_PREFIX + n for n in table.partition_names]
     writer_id = F.shiftright(F.col(BP), 16).bitwiseAND(0xFFF)
     # Deletes: all events of one (old partition, writer id) in one task. Pure inserts (no row id):
@@ -160,32 +166,11 @@ def stage_dml(spark, uri: str, options: dict, table: TableSpec, layout: TableLay
     # partitions, so a small DML does not start spark.sql.shuffle.partitions Python tasks.
     # Coalescing only merges whole partitions: one (partition, writer id) group stays in one task.
     shuffled = plan.repartition(*[F.col(c) for c in part_cols], key)
-    spec = DmlTaskSpec(uri, options, table, write_id,
-                       tuple(table_data_names(table)), layout.to_json(), txnlog_heartbeat)
+    spec = DmlTaskSpec(fs, table, write_id, tuple(table_data_names(table)), layout.to_json(),
+                       heartbeat)
     rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
     return [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
                        r["deletes"]) for r in rows]
-
-
-def map_in_arrow(df, func, schema: str):
-    """``df.mapInArrow(func, schema)`` without PySpark's pandas check.
-
-    PySpark 4.3 builds mapInArrow's UDF through ``pandas_udf``, which refuses to run when pandas is
-    not installed although the Arrow path never uses it. Without pandas we build the same UDF
-    through PySpark's internal ``_create_udf`` (the Python worker needs no pandas either).
-    """
-    try:
-        import pandas  # noqa: F401
-        return df.mapInArrow(func, schema)
-    except ImportError:
-        pass
-    from pyspark.sql import DataFrame
-    from pyspark.sql.udf import _create_udf
-    from pyspark.util import PythonEvalType
-
-    udf = _create_udf(func, schema, PythonEvalType.SQL_MAP_ARROW_ITER_UDF)
-    col = udf(*[df[c] for c in df.columns])
-    return DataFrame(df._jdf.mapInArrow(col._jc, False, None), df.sparkSession)
 
 
 def table_data_names(table: TableSpec) -> list[str]:

@@ -1,34 +1,31 @@
-"""Driver side: publish staged files into the table, then commit the write id.
+"""Publishing a write's staged files under their final names (the first half of a commit).
 
-Order matters for atomicity (path mode):
-
-1. record the directories about to be created (``intents``), so an abort can remove them;
-2. create ``base_W`` / ``delta_W_W_S`` / ``delete_delta_W_W_S`` directories and rename the staged
-   files into them. W is still *open* in the transaction log, so every reader that takes its
-   snapshot from the log ignores these directories, however many partitions are involved;
-3. append the commit record: from this instant the whole write is visible, all at once.
-
-If anything fails before step 3 the write id is aborted and its directories removed.
+Tasks stage their files under ``<table>/_hiveacid_staging/<W>/`` (hidden). :func:`publish` records the
+table directories it is about to create (so an abort can remove them), creates ``base_W`` /
+``delta_W_W_S`` / ``delete_delta_W_W_S`` directories and renames the staged files into them. W is
+still uncommitted, so no snapshot reads these directories yet, however many partitions they span;
+the transaction's commit (``spark_hive_acid.txn.committer``) makes them visible all at once.
 """
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 
-from ..acid import bucket_codec, txnlog
-from ..acid.names import base_dir_name, bucket_file_name, is_hidden, parse_acid_dir
-from ..exceptions import HiveAcidError
+from ..acid import bucket_codec
+from ..acid.layout import staging_dir
+from ..acid.names import base_dir_name, bucket_file_name, parse_acid_dir
 from ..io.filesystem import FileSystem
 from .acid_file import BASE_STRIPE_SIZE, AcidFileWriter, write_acid_version_file, write_empty_file
 from .task_writer import StagedFile, TableSpec
 
 log = logging.getLogger(__name__)
+
 
 
 @dataclass
@@ -43,22 +40,6 @@ class CommitResult:
     def metrics(self) -> dict:
         return {"numInsertedRows": self.inserted, "numDeletedRows": self.deleted,
                 "numFiles": self.files}
-
-
-def list_partitions(fs: FileSystem, table_path: str, depth: int) -> list[str]:
-    """Relative leaf partition directories that exist (``['']`` for an unpartitioned table)."""
-    if depth == 0:
-        return [""]
-    level = [""]
-    for _ in range(depth):
-        nxt = []
-        for rel in level:
-            base = fs.join(table_path, rel) if rel else table_path
-            for c in fs.list_dir(base):
-                if c.is_dir and not is_hidden(c.name) and "=" in c.name and parse_acid_dir(c.name) is None:
-                    nxt.append(f"{rel}/{c.name}" if rel else c.name)
-        level = nxt
-    return sorted(level)
 
 
 def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], stage_root: str,
@@ -98,24 +79,24 @@ def _struct_to_batch(row: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(row.flatten(), names=[f.name for f in row.type])
 
 
-def publish(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction, staged: Iterable[StagedFile],
+def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedFile],
             *, empty_bases: Sequence[str] = (), partition_dirs: Optional[Mapping[str, str]] = None,
             record_intent: Optional[Callable[[list[str]], None]] = None) -> CommitResult:
-    """Move staged files into their final directories (steps 1-2 of the module docstring).
+    """Move staged files into their final directories (see the module docstring).
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (insert overwrite
     of a partition that received no rows).
 
-    ``txn`` only needs a ``write_id``. ``partition_dirs`` maps a relative partition path
-    (``k=v/k2=v2``) to its directory when it is not below the table (metastore partitions with
-    their own location). ``record_intent(dirs)`` replaces the path-mode log's intent record (the
-    metastore mode keeps the list in memory instead of writing ``_hiveacid_txnlog``).
+    ``txn`` needs a ``write_id`` and ``record_intent(dirs)`` (the transaction remembers what an abort
+    must remove); ``record_intent`` given here replaces the latter. ``partition_dirs`` maps a
+    relative partition path (``k=v/k2=v2``) to its directory when it is not below the table
+    (metastore partitions with their own location).
     """
     W = txn.write_id
     groups: dict[tuple[str, str, int], list[StagedFile]] = defaultdict(list)
     for f in staged:
         groups[(f.partition, f.dir_name, f.bucket)].append(f)
-    stage_root = txnlog.staging_dir(fs, table.table_path, W)
+    stage_root = staging_dir(fs, table.table_path, W)
     final: list[StagedFile] = []
     for key in sorted(groups):
         files = groups[key]
@@ -130,10 +111,7 @@ def publish(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction, staged: I
 
     dirs = sorted({abs_dir(f.partition, f.dir_name) for f in final}
                   | {abs_dir(p, base_dir_name(W)) for p in bases})
-    if record_intent is None:
-        txnlog.record_intent(fs, table.table_path, W, dirs)
-    else:
-        record_intent(dirs)
+    (txn.record_intent if record_intent is None else record_intent)(dirs)
     for d in dirs:
         fs.mkdirs(d)
         write_acid_version_file(fs, d)
@@ -148,25 +126,4 @@ def publish(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction, staged: I
                          table.row_type, table.compression)
         result.files += 1
     result.partitions = sorted({f.partition for f in final} | set(bases))
-    return result
-
-
-def commit_write(fs: FileSystem, table: TableSpec, txn: txnlog.Transaction,
-                 staged: Iterable[StagedFile], *, empty_bases: Sequence[str] = (),
-                 dml_partitions: Optional[Sequence[str]] = None) -> CommitResult:
-    """Publish and commit; on any failure abort W (removing what was published) and re-raise."""
-    try:
-        result = publish(fs, table, txn, staged, empty_bases=empty_bases)
-        dml = sorted(set(dml_partitions)) if dml_partitions is not None else []
-        txnlog.commit(fs, txn, partitions=result.partitions, dml_partitions=dml,
-                      metrics=result.metrics)
-    except BaseException as e:
-        if not isinstance(e, HiveAcidError):
-            log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)
-        try:
-            txnlog.abort(fs, table.table_path, txn.write_id, f"commit failed: {e}")
-        except Exception as e2:  # noqa: BLE001
-            log.error("Could not abort write id %d: %s", txn.write_id, e2)
-        raise
-    txnlog.cleanup(fs, table.table_path, txn.write_id, published=False)
     return result

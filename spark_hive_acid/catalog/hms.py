@@ -1,0 +1,246 @@
+"""A table named in a Hive Metastore: its location, layout and partitions come from the metastore,
+its transactions are metastore transactions (with Hive's locks). Files are laid out exactly as in
+path mode; the path-mode log (``_hiveacid_txnlog``) is never written for such a table."""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import pyarrow as pa
+
+from .. import options as opt
+from ..acid.layout import TableLayout
+from ..acid.names import parse_acid_dir
+from ..exceptions import (
+    HiveAcidError,
+    InvalidOptionError,
+    MetastoreError,
+    MetastoreNotConfiguredError,
+    NotAnAcidTableError,
+    UnsupportedTypeError,
+)
+from ..io.filesystem import FileSystem
+from ..io.registry import get_filesystem
+from ..metastore.api import client_from_options, parse_table_name
+from ..metastore.client import MetastoreClient
+from ..metastore.model import TableInfo
+from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
+from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
+from ..write.acid_file import orc_codec
+from ..write.options import WriteOptions
+from ..write.table_setup import layout_from_schema
+from .base import TableRef
+
+log = logging.getLogger(__name__)
+URI_KEY = OPTION_URI.lower()
+
+
+def resolve_uris(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None,
+                 *, in_worker: bool = False) -> str:
+    """The metastore URIs (comma-separated) from the option, the Spark conf or hive-site.xml.
+    ``in_worker``: we run in a Spark Python worker, which does not see the Spark conf."""
+    try:
+        return ",".join(resolve_metastore_uris(options, spark_conf))
+    except MetastoreNotConfiguredError as e:
+        if not in_worker:
+            raise
+        raise MetastoreNotConfiguredError(
+            f"{e}. Note: the Spark conf is not visible to a data source's Python worker; pass "
+            f".option('{OPTION_URI}', 'thrift://host:9083') (e.g. spark.conf.get("
+            f"'{SPARK_CONF_KEYS[0]}')) or set HIVE_CONF_DIR") from e
+
+
+class MetastoreTable(TableRef):
+    """The table ``db.name`` of the metastore at ``options["metastoreuri"]``."""
+
+    def __init__(self, db: str, name: str, options: Mapping[str, str]):
+        self.db, self.name = db.lower(), name.lower()
+        self.options = opt.lowered(options)
+        self.options.pop("path", None)
+        self.options["table"] = f"{self.db}.{self.name}"
+        if not self.options.get(URI_KEY):
+            raise MetastoreNotConfiguredError(f"No metastore URI for table {self.display}")
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None,
+                     *, in_worker: bool = False) -> "MetastoreTable":
+        """The table named by the ``table`` option, its metastore resolved from the options, the
+        Spark conf or hive-site.xml."""
+        raw = opt.lowered(options)
+        db, name = parse_table_name(raw.get("table", ""))
+        raw[URI_KEY] = resolve_uris(raw, spark_conf, in_worker=in_worker)
+        return cls(db, name, raw)
+
+    @property
+    def display(self) -> str:
+        return f"{self.db}.{self.name}"
+
+    @property
+    def metastore_uri(self) -> str:
+        return self.options[URI_KEY]
+
+    def client(self) -> MetastoreClient:
+        return client_from_options(self.options, uris=self.metastore_uri)
+
+    def info(self, require_acid: bool = True) -> TableInfo:
+        """The table's current metastore entry (TableNotFoundError, NotAnAcidTableError...)."""
+        with self.client() as c:
+            return c.get_table(self.db, self.name, require_acid=require_acid)
+
+    def writable_info(self) -> TableInfo:
+        """The table, if this library can write it: transactional, full ACID, ORC."""
+        try:
+            info = self.info()
+        except NotAnAcidTableError as e:
+            raise NotAnAcidTableError(
+                f"{e}; to write it use Spark's Hive support (df.write.insertInto("
+                f"'{self.display}')), not the hiveacid format") from e
+        if info.is_insert_only:
+            raise UnsupportedTypeError(
+                f"Table {info.full_name} is an insert-only transactional table "
+                "(transactional_properties=insert_only): hiveacid writes full-ACID ORC tables only")
+        fmt = (info.input_format or "").lower()
+        if fmt and "orc" not in fmt:
+            raise UnsupportedTypeError(
+                f"Table {info.full_name} is stored as {info.input_format}: full-ACID tables must "
+                "be ORC")
+        if not info.location:
+            raise MetastoreError(f"Table {info.full_name} has no location in the metastore")
+        return info
+
+    def location(self, info: Optional[TableInfo] = None) -> tuple[FileSystem, str]:
+        info = info or self.info()
+        if not info.location:
+            raise MetastoreError(f"Table {info.full_name} has no location in the metastore")
+        return get_filesystem(info.location, self.options)
+
+    def layout(self, adopt: Optional[Callable[[], pa.Schema]] = None,
+               info: Optional[TableInfo] = None) -> TableLayout:
+        info = info or self.info()
+        layout = info.to_layout()
+        compression = opt.get_str(self.options, "compression") or info.parameters.get("orc.compress")
+        if compression:
+            orc_codec(compression)  # validates
+            layout.compression = compression.upper()
+        return layout
+
+    def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
+                      ) -> tuple[TableLayout, bool]:
+        info = self.writable_info()
+        _check_creation_options(write_options, info)
+        return self.layout(info=info), False
+
+    def begin(self, operation: str, info: Optional[TableInfo] = None) -> HmsTransaction:
+        txn = HmsTransaction(
+            self.client(), self.db, self.name, operation, table=info or self.writable_info(),
+            lock_timeout=opt.get_seconds(self.options, "lockWaitTimeout", DEFAULT_LOCK_TIMEOUT_S)
+            or DEFAULT_LOCK_TIMEOUT_S,
+            heartbeat_interval=opt.get_seconds(self.options, "heartbeatInterval", None),
+            owns_client=True, options=self.options)
+        return txn.begin()
+
+    def reader_options(self) -> dict[str, str]:
+        return dict(self.options)
+
+    def history(self) -> list[dict[str, Any]]:
+        """One entry per write id found in the table's directories (the metastore keeps no
+        per-table history: committed txns leave ``TXNS``), newest first. ``state`` is the write
+        id's state in the metastore's current snapshot; ``operation`` is inferred from the
+        directories (insert, insert_overwrite, delete, update/merge, compaction); times and row
+        counts are not known."""
+        with self.client() as c:
+            info = c.get_table(self.db, self.name)
+            write_ids, _ = c.read_snapshot(info.db, info.name)
+            parts = c.list_partitions(info.db, info.name) if info.is_partitioned else []
+        fs, root = self.location(info)
+        places = [("", root)] if not info.is_partitioned else sorted(
+            (p.name, get_filesystem(p.location, self.options)[1]) for p in parts if p.location)
+        by_id: dict[tuple[int, int], dict] = {}
+        for part, where in places:
+            try:
+                children = fs.list_dir(where)
+            except HiveAcidError:
+                continue
+            for ch in children:
+                d = parse_acid_dir(ch.name) if ch.is_dir else None
+                if d is None:
+                    continue
+                e = by_id.setdefault((d.min_write_id, d.max_write_id),
+                                     {"kinds": set(), "partitions": set()})
+                e["kinds"].add(d.kind)
+                if part:
+                    e["partitions"].add(part)
+        out = []
+        for (lo, hi), e in sorted(by_id.items(), key=lambda kv: (-kv[0][1], -kv[0][0])):
+            if write_ids.is_aborted(hi):
+                state = "aborted"
+            elif write_ids.is_open(hi) or hi > write_ids.high_watermark:
+                state = "open"
+            else:
+                state = "committed"
+            out.append({"writeId": hi, "state": state, "operation": _operation_of(lo, hi, e["kinds"]),
+                        "startedAt": None, "finishedAt": None,
+                        "partitions": sorted(e["partitions"]), "metrics": {},
+                        "reason": None if lo == hi else f"covers write ids {lo}..{hi}"})
+        return out
+
+    def __repr__(self) -> str:
+        return f"MetastoreTable({self.display!r}, metastore={self.metastore_uri})"
+
+
+def _operation_of(lo: int, hi: int, kinds: set[str]) -> str:
+    if lo != hi and "base" not in kinds:
+        return "compaction"
+    if "base" in kinds:
+        return "insert_overwrite"
+    if kinds == {"delta"}:
+        return "insert"
+    if kinds == {"delete_delta"}:
+        return "delete"
+    return "update/merge"
+
+
+def _check_creation_options(write_options: WriteOptions, info: TableInfo) -> None:
+    """Table-creation options are not used by name: refuse those that contradict the metastore."""
+    def differs(given: Sequence[str], actual: Sequence[str]) -> bool:
+        return [g.lower() for g in given] != [a.lower() for a in actual]
+
+    part = write_options.partition_by
+    if part and differs(part, info.partition_names):
+        raise InvalidOptionError(
+            f"Table {info.full_name} is partitioned by ({', '.join(info.partition_names)}) in the "
+            f"metastore, not ({', '.join(part)}); drop the partitionBy option")
+    bucket = write_options.bucket_by
+    if bucket and differs(bucket, info.bucket_cols):
+        raise InvalidOptionError(
+            f"Table {info.full_name} is bucketed by ({', '.join(info.bucket_cols) or 'nothing'}) "
+            f"in the metastore, not ({', '.join(bucket)}); drop the bucketBy option")
+    n = write_options.num_buckets
+    if n and n != info.num_buckets:
+        raise InvalidOptionError(
+            f"Table {info.full_name} has {info.num_buckets} buckets in the metastore, not {n}")
+
+
+def create_table(table: MetastoreTable, schema: pa.Schema, write_options: WriteOptions, *,
+                 location: Optional[str] = None, if_not_exists: bool = False) -> MetastoreTable:
+    """Register a transactional (full-ACID, ORC) table with the columns of ``schema`` (partition
+    columns included) and the creation options of ``write_options``."""
+    if write_options.bucket_by and not write_options.num_buckets:
+        raise InvalidOptionError("bucketBy needs numBuckets (a positive integer)")
+    if write_options.num_buckets and not write_options.bucket_by:
+        raise InvalidOptionError("numBuckets needs bucketBy (the CLUSTERED BY columns)")
+    layout = layout_from_schema(write_options, schema)
+    props = dict(layout.properties)
+    if write_options.compression:
+        props.setdefault("orc.compress", write_options.compression)
+    with table.client() as c:
+        if c.table_exists(table.db, table.name):
+            if not if_not_exists:
+                raise InvalidOptionError(
+                    f"Table {table.display} already exists in the Hive Metastore {c.uri}; use "
+                    "HiveAcidTable.forName, or create(..., ifNotExists=True)")
+        else:
+            c.create_table(table.db, table.name, layout.columns, layout.partition_columns,
+                           layout.bucket_columns, layout.num_buckets or -1, props, location)
+            log.info("created transactional table %s in %s", table.display, c.uri)
+    return table

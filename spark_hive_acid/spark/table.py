@@ -1,0 +1,338 @@
+"""The user-facing table API, shaped like delta-spark's ``DeltaTable``.
+
+::
+
+    t = HiveAcidTable.forPath(spark, "/warehouse/orders")      # or forName(spark, "db.orders")
+    t.delete("status = 'cancelled'")
+    t.update("id = 7", set={"qty": "qty + 1"})
+    (t.alias("t").merge(updates.alias("s"), "t.id = s.id")
+        .whenMatchedUpdate(set={"qty": "s.qty"})
+        .whenNotMatchedInsertAll()
+        .execute())
+    t.history().show()
+
+One class serves both kinds of table: it holds a :class:`~spark_hive_acid.catalog.base.TableRef`
+(a path, or a table named in a Hive Metastore), and each DML call is one transaction of that
+table (one write id): it reads the table at the transaction's snapshot, writes delete/insert
+events, and commits all at once or not at all.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import logging
+from typing import Any, Mapping, Optional, Sequence
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .. import options as opt
+from ..catalog import MetastoreTable, PathTable, TableRef
+from ..catalog.hms import create_table
+from ..exceptions import InvalidOptionError
+from ..metastore.model import CompactionRequestResult, TableInfo
+from ..metastore.uris import SPARK_CONF_KEYS
+from ..write.options import WriteOptions
+from . import dml
+from ._compat import mark_session, session_marked
+from .datasource import FORMAT_NAME, HiveAcidDataSource
+from .expressions import ColumnOrStr, int_literal, referenced_columns, to_column, to_value, \
+    union_names
+from .merge import HiveAcidMergeBuilder
+from .writer import spark_to_arrow_schema
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ALIAS = "target"
+HISTORY_SCHEMA = ("writeId long, state string, operation string, startedAt timestamp, "
+                  "finishedAt timestamp, partitions array<string>, numInsertedRows long, "
+                  "numDeletedRows long, reason string")
+
+
+def ensure_registered(spark: SparkSession) -> None:
+    """Register the ``hiveacid`` format on this session unless it already is."""
+    if session_marked(spark):
+        return
+    try:
+        spark.dataSource.register(HiveAcidDataSource)
+    except Exception as e:  # noqa: BLE001 - already registered (statically or by the user)
+        log.debug("hiveacid registration: %s", e)
+    mark_session(spark)
+
+
+def spark_conf_of(spark: Any) -> dict[str, str]:
+    """The Spark conf entries that name a metastore (``spark.hadoop.hive.metastore.uris`` ...)."""
+    out = {}
+    for key in SPARK_CONF_KEYS:
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a conf that cannot be read is simply not set
+            value = None
+        if value:
+            out[key] = value
+    return out
+
+
+class HiveAcidTable:
+    """A Hive ACID table in a directory (``forPath``) or named in a Hive Metastore (``forName``,
+    ``create``)."""
+
+    def __init__(self, spark: SparkSession, table: TableRef, alias: Optional[str] = None):
+        self._spark = spark
+        self._ref = table
+        self._alias = alias
+
+    # --- construction ------------------------------------------------------------------------------
+    @classmethod
+    def forPath(cls, spark: SparkSession, path: str,
+                options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
+        """The table at ``path``; raises if there is no Hive ACID table there."""
+        table = PathTable.existing(path, options)
+        ensure_registered(spark)
+        return cls(spark, table)
+
+    @classmethod
+    def forName(cls, spark: SparkSession, name: str,
+                options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
+        """The Hive ACID table ``db.tbl`` (or ``tbl`` in ``default``) of the Hive Metastore.
+
+        The metastore is the ``metastoreUri`` option, else the Spark conf
+        ``spark.hadoop.hive.metastore.uris``, else ``hive.metastore.uris`` in
+        ``$HIVE_CONF_DIR/hive-site.xml``. Other options: ``metastoreTimeout``,
+        ``lockWaitTimeout``, ``heartbeatInterval`` (docs/metastore.md). Raises TableNotFoundError,
+        NotAnAcidTableError, MetastoreUnavailableError (naming the URI).
+        """
+        table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
+                                            spark_conf_of(spark))
+        info = table.info()
+        ensure_registered(spark)
+        return cls(spark, MetastoreTable(info.db, info.name, table.options))
+
+    @classmethod
+    def create(cls, spark: SparkSession, name: str, schema: Any, *,
+               partitionBy: Optional[Any] = None, bucketBy: Optional[Any] = None,
+               numBuckets: Optional[int] = None, properties: Optional[Mapping[str, str]] = None,
+               location: Optional[str] = None, bucketingVersion: Optional[int] = None,
+               compression: Optional[str] = None, ifNotExists: bool = False,
+               options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
+        """Register a transactional (full-ACID, ORC) table in the Hive Metastore and return it.
+
+        ``schema``: a StructType or DDL string with every column, partition columns included;
+        ``partitionBy`` / ``bucketBy``: column names (list or comma-separated); ``location``:
+        default the metastore's warehouse directory. Hive 2.x metastores accept full-ACID tables
+        only when bucketed (``bucketBy`` + ``numBuckets``).
+        """
+        from pyspark.sql.types import StructType
+
+        if isinstance(schema, str):
+            schema = spark.createDataFrame([], schema).schema
+        if not isinstance(schema, StructType):
+            raise InvalidOptionError("create() needs schema= a StructType or a DDL string "
+                                     "('id int, name string')")
+
+        def cols(v: Any) -> Optional[str]:
+            return v if v is None or isinstance(v, str) else ",".join(v)
+
+        given = {"partitionBy": cols(partitionBy), "bucketBy": cols(bucketBy),
+                 "numBuckets": numBuckets, "bucketingVersion": bucketingVersion,
+                 "compression": compression}
+        wopts = WriteOptions.parse({k: str(v) for k, v in given.items() if v is not None},
+                                   require_path=False)
+        wopts = dataclasses.replace(wopts, table_properties=dict(properties or {}))
+        table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
+                                            spark_conf_of(spark))
+        create_table(table, spark_to_arrow_schema(schema), wopts, location=location,
+                     if_not_exists=ifNotExists)
+        return cls.forName(spark, table.display, table.options)
+
+    def alias(self, name: str) -> "HiveAcidTable":
+        """The same table under an alias usable in conditions (``"t.id = s.id"``)."""
+        return HiveAcidTable(self._spark, self._ref, name)
+
+    # --- identity ----------------------------------------------------------------------------------
+    @property
+    def name(self) -> Optional[str]:
+        """``db.table`` for a table of the metastore; None for a table known by its path."""
+        return self._ref.display if isinstance(self._ref, MetastoreTable) else None
+
+    @property
+    def metastore_uri(self) -> Optional[str]:
+        return self._ref.metastore_uri if isinstance(self._ref, MetastoreTable) else None
+
+    def info(self) -> TableInfo:
+        """The table's current metastore entry (tables by name only)."""
+        return self._metastore_table("info()").info()
+
+    @property
+    def _fs(self) -> Any:
+        return self._ref.location()[0]
+
+    def __repr__(self) -> str:
+        if isinstance(self._ref, MetastoreTable):
+            return f"HiveAcidTable.forName({self._ref.display!r}, metastore={self.metastore_uri})"
+        return f"HiveAcidTable.forPath({self._ref.display!r})"
+
+    def _metastore_table(self, what: str) -> MetastoreTable:
+        if not isinstance(self._ref, MetastoreTable):
+            raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
+                                     "(HiveAcidTable.forName); this one is a path")
+        return self._ref
+
+    # --- reading -----------------------------------------------------------------------------------
+    def _reader(self) -> Any:
+        return self._spark.read.format(FORMAT_NAME).options(**self._ref.reader_options())
+
+    def _load(self, reader: Any) -> DataFrame:
+        return reader.load()
+
+    def toDF(self) -> DataFrame:
+        """The table's current committed snapshot as a DataFrame."""
+        df = self._load(self._reader())
+        return df.alias(self._alias) if self._alias else df
+
+    def count(self) -> int:
+        """The number of rows in the current snapshot, without handing Spark the rows.
+
+        ``toDF().count()`` makes the source produce every row (and, since PySpark's Python data
+        sources cannot prune columns, every column) only for Spark to count them. This reads with
+        option ``countRows``: each task applies the deletes to the ACID keys alone (not decoded
+        where stripe statistics prove them) and returns one number."""
+        total = self._load(self._reader().option("countRows", "true")) \
+            .agg(F.sum("row_count")).first()[0]
+        return int(total or 0)
+
+    def history(self) -> DataFrame:
+        """One row per write id, newest first: writeId, state (committed/aborted/open), operation,
+        startedAt, finishedAt, partitions, numInsertedRows, numDeletedRows, reason. For a table of
+        the metastore it is derived from the table's directories (times and counts unknown)."""
+        def ts(x: Optional[float]) -> Optional[_dt.datetime]:
+            return _dt.datetime.fromtimestamp(x, tz=_dt.timezone.utc) if x else None
+        rows = [(h["writeId"], h["state"], h.get("operation"), ts(h.get("startedAt")),
+                 ts(h.get("finishedAt")), list(h.get("partitions") or []),
+                 (h.get("metrics") or {}).get("numInsertedRows"),
+                 (h.get("metrics") or {}).get("numDeletedRows"), h.get("reason"))
+                for h in self._ref.history()]
+        return self._spark.createDataFrame(rows, HISTORY_SCHEMA)
+
+    # --- DML ---------------------------------------------------------------------------------------
+    def _schema(self) -> pa.Schema:
+        """The table's columns as its reader sees them (adopts a Hive-written path table)."""
+        return spark_to_arrow_schema(self._load(self._reader()).schema)
+
+    def _target_reader(self, columns: Optional[Sequence[str]]) -> Any:
+        """The reader of a DML target: with row__id; only ``columns`` (plus row__id) if given."""
+        reader = self._reader().option("includeRowId", "true")
+        if columns is not None:
+            reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
+        return reader
+
+    def _run(self, operation: str, build: Any) -> dict:
+        """One transaction: begin, build the plan from its snapshot, write, commit."""
+        def load_at(write_ids: str, txns: str, columns: Optional[Sequence[str]]) -> DataFrame:
+            reader = (self._target_reader(columns).option("validWriteIds", write_ids)
+                      .option("validTxns", txns))
+            return self._load(reader).alias(self._alias or DEFAULT_ALIAS)
+
+        layout = self._ref.layout(self._schema)
+        metrics = dml.run_dml(self._ref, operation, layout, load_at, build)
+        log.info("%s on %s committed: %s", operation, self._ref.display, metrics)
+        return metrics
+
+    @staticmethod
+    def _names(spec: Any) -> list[str]:
+        return dml.table_data_names(spec)
+
+    @staticmethod
+    def _events(t: DataFrame, del_stmt: Optional[int], ins_stmt: Optional[int], spec: Any,
+                values: Mapping[str, Column]) -> list[Column]:
+        cols = [t[dml.ROW_ID]["writeId"].alias(dml.OWID), t[dml.ROW_ID]["bucketId"].alias(dml.BP),
+                t[dml.ROW_ID]["rowId"].alias(dml.RID),
+                int_literal(del_stmt).alias(dml.DEL_STMT), int_literal(ins_stmt).alias(dml.INS_STMT)]
+        cols += [t[p].alias(dml.OLD_PREFIX + p) for p in spec.partition_names]
+        cols += [values[n].alias(n) for n in dml.table_data_names(spec)]
+        return cols
+
+    def _resolve_set(self, t: DataFrame, set: Mapping[str, Any], what: str) -> dict[str, Column]:
+        names = {n.lower(): n for n in t.columns if n != dml.ROW_ID}
+        out = {}
+        for k, v in set.items():
+            if k.lower() not in names:
+                raise InvalidOptionError(
+                    f"{what} names unknown column '{k}'; the table has {', '.join(names.values())}")
+            out[names[k.lower()]] = to_value(v)
+        return out
+
+    def delete(self, condition: Optional[ColumnOrStr] = None) -> dict:
+        """Delete the rows matching ``condition`` (all rows when None). Returns metrics.
+
+        Delete events carry no row, so the target is read with only ``row__id``, the partition
+        columns and the columns the condition reads (the Python source gets no column pruning
+        from Spark; without this a DELETE would decode every column).
+        """
+        def build(load: dml.TargetLoader, spec: Any) -> DataFrame:
+            full = load()
+            used = [] if condition is None else referenced_columns(full, to_column(condition))
+            t = full if used is None else load(union_names(used, spec.partition_names))
+            rows = t.filter(to_column(condition)) if condition is not None else t
+            types = dict(full.dtypes)
+            nulls = {n: F.lit(None).cast(types[n]) for n in self._names(spec)}
+            return rows.select(self._events(t, 0, None, spec, nulls))
+        return self._run("delete", build)
+
+    def update(self, condition: Optional[ColumnOrStr] = None,
+               set: Optional[Mapping[str, Any]] = None) -> dict:
+        """Set columns of the rows matching ``condition``: ``set={"col": "expr" or Column}``.
+
+        Split-update: each row is deleted (``delete_delta_W_W_0``) and re-inserted with its new
+        values (``delta_W_W_1``). Changing partition or bucketing columns moves the row to the
+        right partition / bucket.
+        """
+        if not set:
+            raise InvalidOptionError("update() needs set={column: expression}")
+
+        def build(load: dml.TargetLoader, spec: Any) -> DataFrame:
+            t = load()
+            changes = self._resolve_set(t, set, "update(set=...)")
+            types = dict(t.dtypes)
+            values = {n: (changes[n].cast(types[n]) if n in changes else t[n])
+                      for n in self._names(spec)}
+            rows = t.filter(to_column(condition)) if condition is not None else t
+            return rows.select(self._events(t, 0, 1, spec, values))
+        return self._run("update", build)
+
+    def merge(self, source: DataFrame, condition: ColumnOrStr) -> HiveAcidMergeBuilder:
+        """Start a MERGE of ``source`` into this table on ``condition``; see HiveAcidMergeBuilder."""
+        return HiveAcidMergeBuilder(self, source, condition)
+
+    # --- maintenance -------------------------------------------------------------------------------
+    def abortStaleTransactions(self, olderThanSeconds: Optional[float] = None) -> list[int]:
+        """Abort open write ids idle longer than their timeout (or ``olderThanSeconds``), removing
+        their files. Returns the aborted ids. Path-mode tables only."""
+        if not isinstance(self._ref, PathTable):
+            raise InvalidOptionError(
+                "abortStaleTransactions is for path-mode tables. Metastore transactions are "
+                "timed out by the metastore's house keeper (hive.txn.timeout); an administrator "
+                "can abort one with MetastoreClient.abort_txns([id]) (Hive: ABORT TRANSACTIONS)")
+        return self._ref.abort_stale(olderThanSeconds)
+
+    def requestCompaction(self, kind: str = "major", partition: Any = None
+                          ) -> CompactionRequestResult:
+        """Queue a ``major`` or ``minor`` compaction in the metastore (of ``partition`` for a
+        partitioned table: ``{"ds": "x"}``, a value list or ``"ds=x"``). Returns
+        ``CompactionRequestResult(id, state, accepted)``; a compactor worker on some metastore
+        (``hive.compactor.worker.threads`` > 0) must run it."""
+        table = self._metastore_table("requestCompaction()")
+        with table.client() as c:
+            return c.request_compaction(table.db, table.name, partition, kind)
+
+    def compactions(self) -> DataFrame:
+        """The metastore's compaction queue/history for this table (``SHOW COMPACTIONS``)."""
+        table = self._metastore_table("compactions()")
+        with table.client() as c:
+            infos = c.compactions(table.db, table.name)
+        rows = [(i.id, i.partition, (i.type or "").lower(), i.state, i.worker_id, i.start_ms,
+                 i.run_as, i.highest_txn_id, i.end_ms) for i in infos]
+        schema = ("id long, partition string, type string, state string, workerId string, "
+                  "startMs long, runAs string, highestTxnId long, endMs long")
+        return self._spark.createDataFrame(rows, schema)

@@ -1,0 +1,169 @@
+"""``df.write.format("hiveacid")``: append (INSERT) and overwrite (INSERT OVERWRITE), into a path or
+a table named in a Hive Metastore, through one writer and one commit path.
+
+Spark runs a Python data source writer in three kinds of processes, and no Python object lives
+through the job:
+
+1. :func:`create_writer` (Spark's planning worker, on the driver host): checks the options and the
+   DataFrame's schema against the table (errors here open nothing; a new path-mode table is
+   created), begins the transaction (write id; a metastore transaction also takes its lock) and
+   hands it over (:meth:`Transaction.hand_over`: a metastore transaction gets a keep-alive
+   process that watches the Spark driver and aborts the transaction if the driver dies). The writer
+   keeps only picklable data: the table, the transaction's handle, the column mapping.
+2. :meth:`HiveAcidArrowWriter.write` (executor tasks): stages this task attempt's files under
+   ``<table>/_hiveacid_staging/<W>/``; tasks never talk to a metastore (path-mode tasks refresh
+   their write id's heartbeat file).
+3. :meth:`HiveAcidArrowWriter.commit` (another driver-side worker): resumes the transaction,
+   stops the keep-alive process, and publishes the files named by the successful attempts'
+   messages and commits (``txn.committer.commit_write``). :meth:`abort` aborts and removes
+   everything staged; Spark calls it when the job or the commit fails.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+from dataclasses import dataclass
+from typing import Any, Iterator, List, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from ..catalog import TableRef, table_ref
+from ..io.filesystem import FileSystem
+from ..txn.base import TxnHandle
+from ..txn.committer import commit_write, empty_bases, remove_quietly
+from ..txn.keepalive import KeepAliveProcess
+from ..write.options import WriteOptions
+from ..acid.layout import staging_dir
+from ..write.schema import ColumnMapping, map_columns
+from ..write.task_writer import InsertTarget, InsertWriter, StagedFile, TableSpec
+from ._compat import driver_process, in_spark_worker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class HiveAcidCommitMessage(WriterCommitMessage):
+    task: int
+    attempt: int
+    files: list[StagedFile]
+
+
+def spark_to_arrow_schema(schema: StructType) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+    return to_arrow_schema(schema, timezone="UTC")
+
+
+def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAcidArrowWriter":
+    """``HiveAcidDataSource.writer(schema, overwrite)``; runs in Spark's planning worker."""
+    table = table_ref(options, in_worker=in_spark_worker())
+    wopts = WriteOptions.parse(table.options, require_path=False)
+    arrow_schema = spark_to_arrow_schema(schema)
+    layout, created = table.prepare_write(arrow_schema, wopts)
+    mapping = map_columns(layout, arrow_schema, table=table.display)
+    fs, path = table.location()
+    spec = TableSpec.of(path, layout)
+    operation = "overwrite" if overwrite else ("create" if created else "append")
+    txn = table.begin(operation)
+    try:
+        target = InsertTarget(txn.write_id, 0, base=overwrite,
+                              statement_per_task=spec.bucketed and not overwrite)
+        handle, keeper = txn.hand_over(driver_process())
+    except BaseException as e:
+        txn.abort(f"could not hand the transaction over: {e}")
+        raise
+    writer = HiveAcidArrowWriter(table, fs, spec, mapping, handle, target,
+                                 overwrite and not wopts.dynamic_overwrite, keeper)
+    try:
+        # Spark pickles the writer right after this returns and would not call abort() if that
+        # failed: make sure it cannot, while the transaction can still be aborted here.
+        pickle.dumps(writer)
+    except BaseException as e:
+        writer._stop_keeper()
+        handle.abort(f"could not build the writer: {e}")
+        raise
+    log.info("write id %d (%s) into %s handed to the job", handle.write_id, operation,
+             table.display)
+    return writer
+
+
+class HiveAcidArrowWriter(DataSourceArrowWriter):
+    """Picklable: plain data only; each process rebuilds its file system and connections."""
+
+    def __init__(self, table: TableRef, fs: FileSystem, spec: TableSpec, mapping: ColumnMapping,
+                 handle: TxnHandle, target: InsertTarget, replace_all: bool,
+                 helper: Optional[KeepAliveProcess] = None):
+        self.table = table
+        self.fs = fs  # file systems pickle by their settings: no catalog call in a task
+        self.spec = spec
+        self.mapping = mapping
+        self.handle = handle
+        self.target = target
+        self.replace_all = replace_all
+        self.helper = helper
+
+    @property
+    def write_id(self) -> int:
+        return self.handle.write_id
+
+    def _stop_keeper(self) -> None:
+        if self.helper is not None:
+            self.helper.stop()
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> HiveAcidCommitMessage:
+        task, attempt, files = stage_task(self.fs, self.spec, self.target,
+                                          self.write_id, self.mapping, iterator,
+                                          heartbeat=self.handle.task_heartbeat())
+        return HiveAcidCommitMessage(task, attempt, files)
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        fs = self.fs
+        staged = [f for m in messages if isinstance(m, HiveAcidCommitMessage) for f in m.files]
+        try:
+            txn = self.handle.resume()
+        except BaseException:
+            self._stop_keeper()
+            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+            raise
+        self._stop_keeper()
+        try:
+            empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all)
+                     if self.target.base else [])
+        except BaseException as e:
+            txn.abort(f"{type(e).__name__}: {e}")
+            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+            raise
+        commit_write(fs, self.spec, txn, staged, empty_bases=empty)
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        self._stop_keeper()
+        fs = self.fs
+        try:
+            self.handle.abort("Spark job failed")
+        finally:
+            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+
+
+def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,
+               mapping: ColumnMapping, iterator: Iterator[pa.RecordBatch], *,
+               heartbeat: Any = None) -> tuple[int, int, list[StagedFile]]:
+    """Executor side of an insert job: stage this task attempt's files under the write id's
+    hidden staging dir (discarded on failure); returns (task, attempt, staged files)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    task = ctx.partitionId() if ctx is not None else 0
+    attempt = ctx.taskAttemptId() if ctx is not None else 0
+    stage = fs.join(staging_dir(fs, table.table_path, write_id),
+                    f"task-{task:05d}-attempt-{attempt}")
+    writer = InsertWriter(fs, table, target, stage, task, heartbeat=heartbeat)
+    try:
+        for batch in iterator:
+            data, parts = mapping.conform(batch)
+            writer.write(data, parts)
+        files = writer.close()
+    except BaseException:
+        writer.discard()
+        raise
+    return task, attempt, files

@@ -1,0 +1,116 @@
+"""The one transaction interface every writer commits through.
+
+A transaction is one write id on one table, from ``begin`` to ``commit`` or ``abort``. Two
+implementations exist, and a writer never needs to know which one it holds:
+
+* :class:`~spark_hive_acid.txn.pathlog.PathTransaction`: the path-mode log under the table
+  directory (``_hiveacid_txnlog``), for tables without a metastore;
+* :class:`~spark_hive_acid.txn.hms.HmsTransaction`: a Hive Metastore transaction with Hive's locks.
+
+Writers (the Spark writer, DML, the Spark-free ``write_table``, compaction, the streaming sink)
+stage files under the write id, then hand them to
+:func:`~spark_hive_acid.txn.committer.commit_write`, which publishes them and calls :meth:`commit`.
+A transaction crosses processes as its :meth:`handle` (picklable): executors use it to know the
+write id and to heartbeat, and another process can :meth:`TxnHandle.resume` it to commit or abort.
+"""
+from __future__ import annotations
+
+import abc
+import contextlib
+from typing import Any, Iterator, Mapping, Optional, Protocol, Sequence
+
+from ..acid.snapshot import ValidIdList
+from ..read.listing import leaf_partitions
+from .keepalive import KeepAliveProcess, TaskHeartbeat
+
+
+class CommitOutcome(Protocol):
+    """What a commit records (``write.publish.CommitResult``)."""
+
+    write_id: int
+    partitions: list[str]
+
+    @property
+    def metrics(self) -> dict: ...
+
+
+class TxnHandle(Protocol):
+    """A picklable reference to an open transaction (no connection, no thread)."""
+
+    write_id: int
+
+    def resume(self) -> "Transaction":
+        """The transaction, live in this process (heartbeating again where it needs to)."""
+
+    def abort(self, reason: str) -> None:
+        """Abort it without resuming (idempotent; already-ended transactions are left alone)."""
+
+    def task_heartbeat(self) -> TaskHeartbeat:
+        """What executor tasks call while they write under this write id."""
+
+
+class Transaction(abc.ABC):
+    """One write id on one table. See the module docstring."""
+
+    write_id: int
+    operation: str
+    table_path: str  # the table's location, in its file system's form
+
+    def ids(self) -> dict[str, int]:
+        """How metrics and messages identify this transaction."""
+        return {"writeId": self.write_id}
+
+    # -- what it reads --------------------------------------------------------------------------
+    @abc.abstractmethod
+    def read_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
+        """``(write ids, txns)`` this transaction reads the table at (DML targets)."""
+
+    # -- staying alive and crossing processes --------------------------------------------------
+    @contextlib.contextmanager
+    def keep_alive(self) -> Iterator[None]:
+        """Heartbeat from this process while the block runs (long driver-side jobs)."""
+        yield
+
+    @abc.abstractmethod
+    def handle(self) -> TxnHandle:
+        """A picklable reference for other processes."""
+
+    def hand_over(self, owner: tuple[int, Optional[int]]
+                  ) -> tuple[TxnHandle, Optional[KeepAliveProcess]]:
+        """Hand the open transaction to other processes for a job: stop heartbeating it here,
+        and, where it would otherwise time out, start a detached keep-alive process that
+        heartbeats it while ``owner`` (pid, start time) lives and aborts it if the owner dies
+        first. Returns the handle and that process (None where none is needed)."""
+        return self.handle(), None
+
+    # -- committing -------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def record_intent(self, dirs: Sequence[str]) -> None:
+        """Remember the table directories the commit is about to create (removed on abort)."""
+
+    def existing_partitions(self, fs: Any, depth: int) -> list[str]:
+        """The table's partitions (``k=v/...``) before this write, for a static overwrite."""
+        return leaf_partitions(fs, self.table_path, depth)
+
+    def partition_dirs(self) -> Optional[Mapping[str, str]]:
+        """Partitions whose directory is not ``<table>/<k=v/...>`` (metastore locations)."""
+        return None
+
+    def register_partitions(self, written: Sequence[str]) -> None:
+        """Make the partitions written known where the catalog needs them (before commit)."""
+
+    @abc.abstractmethod
+    def commit(self, outcome: CommitOutcome, *, dml_partitions: Sequence[str] = ()) -> None:
+        """Make the write visible, all at once. ``dml_partitions``: where it deleted rows (a
+        concurrent DELETE/UPDATE/MERGE there that committed first is a conflict). Raises
+        CommitConflictError (nothing committed) or CommitStateUnknownError."""
+
+    @abc.abstractmethod
+    def abort(self, reason: str = "") -> None:
+        """End the transaction without effect and remove the directories it had published
+        (idempotent; a committed transaction is left alone)."""
+
+    @property
+    def commit_state_unknown(self) -> bool:
+        """True when a commit attempt may or may not have gone through (its files must stay)."""
+        return False

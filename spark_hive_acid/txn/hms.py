@@ -1,0 +1,455 @@
+"""A Hive Metastore transaction behind the one transaction interface.
+
+Lifecycle (what Hive's ``DbTxnManager`` does for one statement)::
+
+    open_txns -> allocate_table_write_ids (Hive 3+; the txn id on 2.x) -> lock (poll check_lock
+    while WAITING) -> [write files; add_partitions / add_dynamic_partitions] -> commit_txn
+    (or abort_txn)
+
+The transaction heartbeats itself and its lock from the moment it is opened (a silent one is
+timed out by the metastore after ``hive.txn.timeout``, even while it waits for its lock), at an
+interval below that timeout, through the keep-alive mechanism of :mod:`.keepalive`. Used as a
+context manager, it begins on entry, aborts on any exception and commits on a clean exit.
+The locks it takes are Hive's (:mod:`spark_hive_acid.metastore.locks`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+from .. import options as opt
+from ..acid.snapshot import ValidIdList
+from ..exceptions import (
+    CommitStateUnknownError,
+    InvalidOptionError,
+    MetastoreError,
+    MetastoreUnavailableError,
+    TransactionAbortedError,
+)
+from ..io.registry import get_filesystem
+from ..metastore._thrift import bindings
+from ..metastore.api import client_from_options
+from ..metastore.client import MetastoreClient
+from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_type, lock_specs
+from ..metastore.model import PartitionInfo, TableInfo
+from ..metastore.partitions import make_partition_name, partition_values
+from ..metastore.uris import OPTION_URI
+from .base import CommitOutcome, Transaction
+from .hms_keepalive import HmsBeat, spawn_keepalive
+from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, TaskHeartbeat
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LOCK_TIMEOUT_S = 300.0
+MIN_HEARTBEAT_INTERVAL_S = 0.05
+
+
+@dataclass(frozen=True)
+class TransactionHandle:
+    """An open metastore transaction, for other processes (picklable, no connection).
+
+    ``options`` are what the resumed transaction needs besides the ids: the metastore timeout
+    and heartbeat interval, and the file-system options its partitions' locations are read with.
+    """
+
+    uris: tuple[str, ...]
+    db: str
+    table: str
+    operation: str
+    txn_id: int
+    write_id: int
+    lock_id: Optional[int] = None
+    options: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def client(self) -> MetastoreClient:
+        return client_from_options(self.options, uris=self.uris)
+
+    def resume(self, table: Optional[TableInfo] = None) -> "HmsTransaction":
+        """The transaction, live again in this process (see :meth:`HmsTransaction.resume`)."""
+        return HmsTransaction.resume(self.client(), self, table=table)
+
+    def abort(self, reason: str = "") -> None:
+        """Abort it from here (idempotent). If the metastore cannot be reached the transaction's
+        heartbeat has stopped, so the metastore times it out (``hive.txn.timeout``)."""
+        try:
+            with self.client() as c:
+                c.abort_txn(self.txn_id)
+            log.info("aborted txn %d on %s.%s (%s)", self.txn_id, self.db, self.table, reason)
+        except TransactionAbortedError:
+            log.info("txn %d was already aborted or gone", self.txn_id)
+        except MetastoreError as e:
+            log.error("could not abort txn %d on %s.%s (%s); its heartbeat has stopped, so the "
+                      "metastore times it out (hive.txn.timeout)", self.txn_id, self.db,
+                      self.table, e)
+
+    def task_heartbeat(self) -> TaskHeartbeat:
+        return NO_TASK_HEARTBEAT  # tasks never talk to the metastore: a keeper heartbeats it
+
+
+class HmsTransaction(Transaction):
+    """One Hive ACID transaction on one table.
+
+    Args:
+        client: an open-able :class:`MetastoreClient` (closed at the end if ``owns_client``).
+        db, tbl: the table written (or read, for ``Operation.READ``).
+        operation: an :class:`Operation` or its name (``"insert"``, ``"insert_overwrite"``...).
+        table: its :class:`TableInfo` if already fetched.
+        partitions: static partitions (specs, value lists or names) to lock instead of the table.
+        read_tables: ``(db, tbl)`` pairs also read (SHARED_READ locks), e.g. a MERGE source.
+        lock_timeout: seconds to wait for a WAITING lock before LockTimeoutError.
+        heartbeat_interval: seconds between heartbeats; default ``hive.txn.timeout / 3``.
+        options: file-system options for the table's locations (and what a handle carries).
+    """
+
+    def __init__(self, client: MetastoreClient, db: str, tbl: str, operation: Operation | str,
+                 *, table: Optional[TableInfo] = None,
+                 partitions: Optional[Sequence[Mapping[str, Any] | Sequence[Any] | str]] = None,
+                 read_tables: Sequence[tuple[str, str]] = (),
+                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+                 heartbeat_interval: Optional[float] = None, owns_client: bool = False,
+                 options: Optional[Mapping[str, str]] = None) -> None:
+        try:
+            self.operation = Operation(operation)
+        except ValueError as e:
+            raise InvalidOptionError(
+                f"Unknown operation {operation!r}; expected one of "
+                f"{', '.join(o.value for o in Operation)}") from e
+        self.client = client
+        self.db, self.tbl = db.lower(), tbl.lower()
+        self.table = table
+        self._partition_args = list(partitions) if partitions else None
+        self._read_table_names = list(read_tables)
+        self.lock_timeout = float(lock_timeout)
+        self.heartbeat_interval = heartbeat_interval
+        self.owns_client = owns_client
+        self.options = opt.lowered(options)
+        self.state = "new"
+        self.txn_id: Optional[int] = None
+        self.write_id: Optional[int] = None  # type: ignore[assignment]
+        self.lock_id: Optional[int] = None
+        self.lock_specs: list[LockSpec] = []
+        self.partitions_written: list[str] = []
+        self._keeper: Optional[KeepAliveThread] = None
+        self._published: list[str] = []
+        self._partition_dirs: Optional[dict[str, str]] = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def begin(self) -> "HmsTransaction":
+        """Open the transaction, allocate the write id and acquire the lock (waiting if needed)."""
+        if self.state != "new":
+            raise MetastoreError(f"Transaction on {self.full_name} already {self.state}")
+        try:
+            if self.table is None:
+                self.table = self.client.get_table(self.db, self.tbl)
+            read_infos = [self.client.get_table(d, t, require_acid=False)
+                          for d, t in self._read_table_names]
+            names = None
+            if self._partition_args is not None:
+                keys = self.table.partition_names
+                if not keys:
+                    raise InvalidOptionError(f"Table {self.full_name} is not partitioned")
+                names = [make_partition_name(keys, partition_values(keys, p))
+                         for p in self._partition_args]
+            self.lock_specs = lock_specs(self.operation, self.table, names, read_infos)
+            self.txn_id = self.client.open_txn()
+            self.state = "open"
+            log.info("opened txn %d for %s on %s", self.txn_id, self.operation.value,
+                     self.full_name)
+            self._start_heartbeat()
+            self.write_id = (self.client.allocate_write_id(self.txn_id, self.db, self.tbl)
+                             if self.operation.is_write else None)
+            self._acquire_lock()
+        except BaseException as e:
+            if self.state == "open":
+                self.abort(reason=f"begin failed: {e}")
+            self._close_client()
+            raise
+        return self
+
+    def commit(self, outcome: Optional[CommitOutcome] = None, *,
+               dml_partitions: Sequence[str] = ()) -> None:
+        """Commit; raises WriteConflictError / TransactionAbortedError if the metastore refuses,
+        CommitStateUnknownError if the connection broke during the call. The metastore decides
+        conflicts itself (its write set), so ``dml_partitions`` is not needed here."""
+        self._require_open("commit")
+        lost = self._heartbeat_error
+        if lost is not None:
+            self._finish("aborted")
+            raise TransactionAbortedError(
+                f"Transaction {self.txn_id} on {self.full_name} was lost while running: {lost}"
+            ) from lost
+        self._stop_heartbeat()
+        try:
+            self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]
+        except TransactionAbortedError:
+            self._finish("aborted")
+            self._remove_published()
+            raise
+        except MetastoreUnavailableError as e:
+            self._finish("unknown")
+            raise CommitStateUnknownError(
+                f"Lost the metastore connection while committing txn {self.txn_id} on "
+                f"{self.full_name}: it may or may not have committed ({e})") from e
+        except BaseException:
+            # Anything else (e.g. a MetaException): the txn is still open; make sure it ends.
+            self.abort(reason="commit failed")
+            raise
+        log.info("committed txn %d on %s", self.txn_id, self.full_name)
+        self._finish("committed")
+
+    def abort(self, reason: str = "") -> None:
+        """Abort (idempotent; a no-op once committed or aborted). Releases the locks and removes
+        the directories this transaction had published."""
+        if self.state != "open":
+            if self.state == "aborted":
+                self._remove_published()
+            self._close_client()
+            return
+        self._stop_heartbeat()
+        try:
+            self.client.abort_txn(self.txn_id)  # type: ignore[arg-type]
+            log.info("aborted txn %d on %s%s", self.txn_id, self.full_name,
+                     f" ({reason})" if reason else "")
+        except TransactionAbortedError:
+            log.info("txn %d was already aborted or gone", self.txn_id)
+        except MetastoreError as e:
+            log.error("could not abort txn %s on %s (%s); it stays open until the metastore "
+                      "times it out", self.txn_id, self.full_name, e)
+        self._finish("aborted")
+        self._remove_published()
+
+    @property
+    def commit_state_unknown(self) -> bool:
+        return self.state == "unknown"
+
+    def ids(self) -> dict[str, int]:
+        return {"writeId": int(self.write_id or 0), "txnId": int(self.txn_id or 0)}
+
+    def __enter__(self) -> "HmsTransaction":
+        if self.state == "new":
+            self.begin()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
+        if exc is not None:
+            self.abort(reason=f"{type(exc).__name__}: {exc}")
+        elif self.state == "open":
+            self.commit()
+        else:
+            self._close_client()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(f"Transaction {self.txn_id} lives on the driver (socket, heartbeat thread) "
+                        "and cannot be pickled: send txn.handle() to executors instead")
+
+    # -- during the transaction ---------------------------------------------------------------
+    @property
+    def full_name(self) -> str:
+        return f"{self.db}.{self.tbl}"
+
+    @property
+    def table_path(self) -> str:  # type: ignore[override]
+        info = self.table or self.client.get_table(self.db, self.tbl)
+        return get_filesystem(info.location, self.options)[1]
+
+    @property
+    def dynamic_partition_write(self) -> bool:
+        return any(s.dynamic_partition_write for s in self.lock_specs)
+
+    @property
+    def heartbeats_sent(self) -> int:
+        return self._keeper.beats if self._keeper is not None else 0
+
+    @property
+    def _heartbeat_error(self) -> Optional[BaseException]:
+        return self._keeper.error if self._keeper is not None else None
+
+    def read_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
+        """``(write_ids, txns)`` as this transaction sees the table (its own writes are valid)."""
+        self._require_open("read a snapshot")
+        return self.client.read_snapshot(self.db, self.tbl, current_txn=self.txn_id)
+
+    def add_partitions(self, partitions: Sequence[Mapping[str, Any] | Sequence[Any] | str],
+                       locations: Optional[Sequence[Optional[str]]] = None
+                       ) -> list[PartitionInfo]:
+        """Register partitions written by this transaction.
+
+        Creates the missing ones in the catalog (``add_partitions``) and, for a dynamic partition
+        write, reports them to the transaction manager (``add_dynamic_partitions``) so that
+        compaction and write-conflict detection know about them.
+        """
+        self._require_open("add partitions")
+        infos = self.client.add_partitions(self.db, self.tbl, partitions, locations,
+                                           if_not_exists=True)
+        self.record_partitions([p.name for p in infos])
+        return infos
+
+    def record_partitions(self, names: Sequence[str]) -> None:
+        """Only the ``add_dynamic_partitions`` half of :meth:`add_partitions`."""
+        self._require_open("record partitions")
+        new = [n for n in names if n not in self.partitions_written]
+        if not new or not self.dynamic_partition_write:
+            self.partitions_written += new
+            return
+        _, tt = bindings()
+        op = getattr(tt.DataOperationType, data_operation_type(self.operation))
+        txn_id = int(self.txn_id)  # type: ignore[arg-type]
+        self.client.add_dynamic_partitions(txn_id, self.write_id or txn_id, self.db, self.tbl,
+                                           new, op)
+        self.partitions_written += new
+
+    # -- the transaction interface --------------------------------------------------------------
+    def partition_dirs(self) -> dict[str, str]:
+        """``{partition name: directory}`` of the partitions the metastore knows (cached)."""
+        if self._partition_dirs is None:
+            info = self.table or self.client.get_table(self.db, self.tbl)
+            self._partition_dirs = {} if not info.is_partitioned else {
+                p.name: get_filesystem(p.location, self.options)[1]
+                for p in self.client.list_partitions(info.db, info.name) if p.location}
+        return self._partition_dirs
+
+    def existing_partitions(self, fs: Any, depth: int) -> list[str]:
+        return sorted(self.partition_dirs()) if depth else [""]
+
+    def register_partitions(self, written: Sequence[str]) -> None:
+        if not written:
+            return
+        known = self.partition_dirs()
+        new = [p for p in written if p not in known]
+        if new:
+            self.add_partitions(new)
+        self.record_partitions(list(written))
+
+    def record_intent(self, dirs: Sequence[str]) -> None:
+        self._published.extend(dirs)
+
+    def _remove_published(self) -> None:
+        if not self._published:
+            return
+        info = self.table
+        fs = get_filesystem(info.location, self.options)[0] if info is not None else None
+        for d in self._published if fs is not None else ():
+            try:
+                fs.delete(d, recursive=True)
+            except Exception as e:  # noqa: BLE001 - cleanup must not hide the real outcome
+                log.warning("could not remove %s: %s", d, e)
+        self._published = []
+
+    def handle(self) -> TransactionHandle:
+        """A picklable description for other processes (no socket, no thread)."""
+        self._require_open("hand out")
+        return TransactionHandle(
+            tuple(self.client.uris), self.db, self.tbl, self.operation.value,
+            int(self.txn_id),  # type: ignore[arg-type]
+            int(self.write_id if self.write_id is not None else self.txn_id), self.lock_id,
+            {**self.options, "metastoretimeout": str(self.client.timeout),
+             "heartbeatinterval": str(self.heartbeat_interval or "")})
+
+    def detach(self) -> TransactionHandle:
+        """Hand the open transaction to another process: stop heartbeating it here and close the
+        connection *without* ending it. Returns the handle to :meth:`resume` it with; whoever
+        holds the handle must heartbeat the transaction from now on, or it times out."""
+        handle = self.handle()
+        self._stop_heartbeat()
+        self.state = "detached"
+        self._close_client()
+        return handle
+
+    def hand_over(self, owner: tuple[int, Optional[int]]
+                  ) -> tuple[TransactionHandle, Optional[KeepAliveProcess]]:
+        """:meth:`detach`, with a keep-alive process that heartbeats the transaction from now on
+        (and aborts it if ``owner`` dies before a commit or abort stops the process)."""
+        handle = self.handle()
+        keeper = spawn_keepalive(handle, float(self.heartbeat_interval or 60.0), owner)
+        return self.detach(), keeper
+
+    @classmethod
+    def resume(cls, client: MetastoreClient, handle: TransactionHandle, *,
+               table: Optional[TableInfo] = None, heartbeat_interval: Optional[float] = None,
+               owns_client: bool = True) -> "HmsTransaction":
+        """The open transaction ``handle`` describes, heartbeating from a thread of this process.
+
+        Heartbeats once first: raises TransactionAbortedError (saying what to do) if the txn was
+        aborted or timed out meanwhile, MetastoreUnavailableError if the metastore is unreachable.
+        """
+        if heartbeat_interval is None:
+            heartbeat_interval = opt.get_seconds(handle.options, "heartbeatInterval", None)
+        txn = cls(client, handle.db, handle.table, handle.operation, table=table,
+                  heartbeat_interval=heartbeat_interval, owns_client=owns_client,
+                  options=handle.options)
+        beat = HmsBeat(handle.uris, handle.txn_id, handle.lock_id, client=client)
+        try:
+            beat.beat()
+        except TransactionAbortedError as e:
+            txn._close_client()
+            raise TransactionAbortedError(
+                f"Transaction {handle.txn_id} ({handle.operation} into {handle.db}.{handle.table}) "
+                f"was aborted or timed out before it could commit ({e}); nothing was written, run "
+                "the job again") from e
+        except BaseException:
+            txn._close_client()
+            raise
+        txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
+        if table is not None:
+            txn.lock_specs = lock_specs(txn.operation, table)
+        txn.state = "open"
+        txn._start_heartbeat()
+        return txn
+
+    # -- internals ------------------------------------------------------------------------------
+    def _require_open(self, what: str) -> None:
+        if self.state != "open":
+            raise MetastoreError(f"Cannot {what}: transaction {self.txn_id} on {self.full_name} "
+                                 f"is {self.state}")
+
+    def _acquire_lock(self) -> None:
+        def taken(lock_id: int) -> None:  # heartbeat the lock while we wait for it
+            self.lock_id = lock_id
+            if self._keeper is not None:
+                self._keeper.target.lock = lock_id  # type: ignore[attr-defined]
+
+        acquire_lock(self.client, self.lock_specs, int(self.txn_id),  # type: ignore[arg-type]
+                     self.lock_timeout, self.full_name, on_requested=taken)
+
+    def _start_heartbeat(self) -> None:
+        interval = self.heartbeat_interval
+        if interval is None:
+            interval = self.client.txn_timeout_seconds() / 3.0
+        self.heartbeat_interval = max(float(interval), MIN_HEARTBEAT_INTERVAL_S)
+        target = HmsBeat(self.client.uris, int(self.txn_id), self.lock_id,  # type: ignore[arg-type]
+                         client=self.client)
+        self._keeper = KeepAliveThread(target, self.heartbeat_interval,
+                                       f"hive-acid-heartbeat-txn{self.txn_id}").start()
+
+    def _stop_heartbeat(self) -> None:
+        if self._keeper is not None:
+            self._keeper.stop(join_s=max(5.0, self.client.timeout))
+
+    def _finish(self, state: str) -> None:
+        self._stop_heartbeat()
+        self.state = state
+        self._close_client()
+
+    def _close_client(self) -> None:
+        if self.owns_client:
+            self.client.close()
+
+
+def write_transaction(options: Mapping[str, str], db: str, tbl: str,
+                      operation: Operation | str, *,
+                      spark_conf: Optional[Mapping[str, str]] = None,
+                      partitions: Optional[Sequence[Any]] = None,
+                      read_tables: Sequence[tuple[str, str]] = ()) -> HmsTransaction:
+    """A not-yet-begun :class:`HmsTransaction` owning its own metastore connection.
+
+    ``with write_transaction(opts, "db", "t", "insert") as txn: ...`` begins on entry, aborts on
+    an exception and commits on a clean exit; or call ``begin()``/``commit()``/``abort()``.
+    """
+    client = client_from_options(options, spark_conf)
+    return HmsTransaction(
+        client, db, tbl, operation, partitions=partitions, read_tables=read_tables,
+        lock_timeout=opt.get_seconds(options, "lockWaitTimeout", DEFAULT_LOCK_TIMEOUT_S)
+        or DEFAULT_LOCK_TIMEOUT_S,
+        heartbeat_interval=opt.get_seconds(options, "heartbeatInterval", None), owns_client=True,
+        options={k: v for k, v in opt.lowered(options).items() if k != OPTION_URI.lower()})

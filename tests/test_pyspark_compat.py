@@ -1,0 +1,105 @@
+"""Each PySpark internal that ``spark_hive_acid.spark._compat`` relies on, exercised for real: when
+a PySpark upgrade breaks one, its test fails here, loudly, instead of a feature degrading quietly."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pyarrow as pa
+import pytest
+from pyspark import cloudpickle
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from spark_hive_acid.spark import _compat
+
+pytestmark = pytest.mark.spark
+# Spark's Python workers cannot import this test module: ship its classes by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class _ProbeSource(DataSource):
+    """Reports, as its one row, what ``pushdown_enabled()`` said while Spark planned the read."""
+
+    @classmethod
+    def name(cls):
+        return "hiveacid_compat_probe"
+
+    def schema(self):
+        return "pushdown boolean"
+
+    def reader(self, schema):
+        return _ProbeReader(_compat.pushdown_enabled())
+
+
+class _ProbeReader(DataSourceReader):
+    def __init__(self, seen: bool):
+        self.seen = seen
+
+    def partitions(self):
+        return [InputPartition(0)]
+
+    def read(self, partition):
+        yield (self.seen,)
+
+
+@pytest.fixture(scope="module")
+def probe(spark):
+    spark.dataSource.register(_ProbeSource)
+    return spark
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_pushdown_enabled_reads_the_planning_workers_setting(probe, enabled):
+    key = "spark.sql.python.filterPushdown.enabled"
+    before = probe.conf.get(key, "false")
+    probe.conf.set(key, str(enabled).lower())
+    try:
+        rows = probe.read.format("hiveacid_compat_probe").load().collect()
+    finally:
+        probe.conf.set(key, before)
+    assert [r.pushdown for r in rows] == [enabled]
+
+
+def test_map_in_arrow_without_pandas(spark):
+    def double(batches):
+        import pyarrow.compute as pc
+
+        for b in batches:
+            yield pa.RecordBatch.from_arrays([pc.multiply(b.column(0), 2)], names=["x"])
+
+    df = spark.range(5).withColumnRenamed("id", "x")
+    out = _compat.map_in_arrow(df, double, "x long")
+    assert sorted(r.x for r in out.collect()) == [0, 2, 4, 6, 8]
+
+
+def test_plan_references_names_the_columns_an_expression_reads(spark):
+    df = spark.createDataFrame([(1, "a", 2.0)], "a int, b string, c double")
+    assert _compat.plan_references(df, [F.col("a") > 1], [F.upper("b")]) == {"a", "b"}
+    assert _compat.plan_references(df, [F.expr("c = 1")], []) == {"c"}
+    assert _compat.plan_references(df, [F.expr("nope = 1")], []) is None  # does not analyse
+
+
+def test_spark_worker_and_driver_process_are_recognised(spark):
+    driver_jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+
+    def probe(batches):
+        from spark_hive_acid.spark._compat import driver_process, in_spark_worker
+
+        for _ in batches:
+            pid, start = driver_process()
+            yield pa.RecordBatch.from_pylist(
+                [{"worker": in_spark_worker(), "pid": pid, "known": start is not None}])
+
+    rows = _compat.map_in_arrow(spark.range(1).coalesce(1), probe,
+                                "worker boolean, pid long, known boolean").collect()
+    assert [(r.worker, r.pid, r.known) for r in rows] == [(True, driver_jvm, True)]
+    assert not _compat.in_spark_worker()  # this test process is not a Spark worker
+    assert _compat.driver_process()[0] == os.getpid()
+
+
+def test_a_spark_session_keeps_the_mark(spark):
+    other = spark.newSession()  # a fresh session object, unmarked
+    assert not _compat.session_marked(other)
+    _compat.mark_session(other)
+    assert _compat.session_marked(other) and not _compat.session_marked(spark.newSession())
