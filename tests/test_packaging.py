@@ -49,5 +49,6 @@ def test_wheel_ships_license_and_py_typed_without_build_warnings(tmp_path):
 
 def test_license_is_the_apache_2_0_text():
     text = (ROOT / "LICENSE").read_text()
-    assert re.match(r"\s*Apache License\s+Version 2\.0, January 2004\s+http://www\.apache\.org/licenses/", text)
+    header = r"\s*Apache License\s+Version 2\.0, January 2004\s+http://www\.apache\.org/licenses/"
+    assert re.match(header, text)
     assert "END OF TERMS AND CONDITIONS" in text and text.count("\n") > 180
