@@ -1,18 +1,18 @@
-"""Shared fixtures: one SparkSession per test session, corpus copies in temp dirs."""
+"""Shared fixtures: one SparkSession per test session, corpus copies in temp dirs
+(``corpus_location``: found through ``HIVE_ACID_CORPUS``)."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from corpus_location import corpus_copy  # noqa: F401  (a Hive-written corpus table in a temp dir)
 from hive_ref.fixtures import hive_ref  # noqa: F401  (session-scoped Hive 2.3 reference JVM)
 from metastore_server.fixtures import metastore  # noqa: F401  (session-scoped real Hive Metastore)
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 # Spark's Python workers must run this interpreter (the venv's), not the system Python.
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -37,18 +37,3 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-@pytest.fixture
-def corpus_copy(tmp_path):
-    """Copy a corpus table into a temp dir (never write into shared/) and return its path."""
-
-    def copy(name: str) -> str:
-        src = CORPUS / name
-        if not src.exists():
-            pytest.fail(f"corpus table {src} is missing: ../shared/corpus must sit beside the repo")
-        dst = tmp_path / name
-        shutil.copytree(src, dst)
-        return str(dst)
-
-    return copy

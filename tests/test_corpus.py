@@ -1,4 +1,5 @@
-"""Every table in ../shared/corpus reads exactly as its MANIFEST.md says (Hive-written files)."""
+"""Every table in the Hive-written corpus (`HIVE_ACID_CORPUS`, default ../shared/corpus) reads exactly
+as its MANIFEST.md says."""
 import collections
 import datetime
 
