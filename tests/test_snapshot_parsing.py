@@ -17,12 +17,9 @@ import pytest
 
 from spark_hive_acid.acid.snapshot import LONG_MAX, ValidIdList, parse_txns, parse_write_ids
 from spark_hive_acid.exceptions import InvalidSnapshotError
+from test_read_errors import naming
 
 FULL_WIDTH = str.maketrans("0123456789", "\uff10\uff11\uff12\uff13\uff14\uff15\uff16\uff17\uff18\uff19")
-
-
-def naming(*parts: str) -> str:
-    return "(?s)" + "".join(f"(?=.*{re.escape(str(p))})" for p in parts)
 
 
 # --- the inputs, one by one -----------------------------------------------------------------
