@@ -5,6 +5,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from ..exceptions import CorruptFileError
+
 BASE_PREFIX = "base_"
 DELTA_PREFIX = "delta_"
 DELETE_DELTA_PREFIX = "delete_delta_"
@@ -12,12 +14,16 @@ ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
 FLUSH_LENGTH_SUFFIX = "_flush_length"
 
-_BASE_RE = re.compile(r"^base_(\d+)(?:_v(\d+))?$")
-_DELTA_RE = re.compile(r"^(delete_delta|delta)_(\d+)_(\d+)(?:_(\d+))?(?:_v(\d+))?$")
-_BUCKET_RE = re.compile(r"^bucket_(\d+)(?:_(\d+))?$")
-_ORIGINAL_RE = re.compile(r"^(\d+)_(\d+)(?:_copy_(\d+))?$")
+# ASCII digits only (re.ASCII): Python's \d also matches other scripts' digits
+_BASE_RE = re.compile(r"^base_(\d+)(?:_v(\d+))?$", re.ASCII)
+_DELTA_RE = re.compile(r"^(delete_delta|delta)_(\d+)_(\d+)(?:_(\d+))?(?:_v(\d+))?$", re.ASCII)
+_BUCKET_RE = re.compile(r"^bucket_(\d+)(?:_(\d+))?$", re.ASCII)
+_ORIGINAL_RE = re.compile(r"^(\d+)_(\d+)(?:_copy_(\d+))?$", re.ASCII)
+ACID_DIR_PREFIXES = (BASE_PREFIX, DELTA_PREFIX, DELETE_DELTA_PREFIX)
 
 NO_STATEMENT = -1
+_LONG_MAX = (1 << 63) - 1  # write and txn ids are Java longs
+_INT_MAX = (1 << 31) - 1  # statement ids are Java ints
 
 
 @dataclass(frozen=True)
@@ -60,17 +66,39 @@ def is_hidden(name: str) -> bool:
 
 
 def parse_acid_dir(name: str, path: str = "") -> Optional[ParsedDir]:
-    """Parse a base/delta/delete_delta directory name; None for any other name."""
+    """Parse a base/delta/delete_delta directory name; None for any other name (including a
+    stray name with an ACID prefix: see :func:`parse_acid_dir_strict`)."""
     m = _BASE_RE.match(name)
     if m:
-        w = int(m.group(1))
-        return ParsedDir("base", name, path or name, w, w, NO_STATEMENT, int(m.group(2) or 0))
+        w, vis = int(m.group(1)), int(m.group(2) or 0)
+        if w > _LONG_MAX or vis > _LONG_MAX:
+            return None
+        return ParsedDir("base", name, path or name, w, w, NO_STATEMENT, vis)
     m = _DELTA_RE.match(name)
     if m:
+        lo, hi, vis = int(m.group(2)), int(m.group(3)), int(m.group(5) or 0)
         stmt = int(m.group(4)) if m.group(4) is not None else NO_STATEMENT
-        return ParsedDir(m.group(1), name, path or name, int(m.group(2)), int(m.group(3)), stmt,
-                         int(m.group(5) or 0))
+        if max(lo, hi, vis) > _LONG_MAX or stmt > _INT_MAX:
+            return None
+        return ParsedDir(m.group(1), name, path or name, lo, hi, stmt, vis)
     return None
+
+
+def parse_acid_dir_strict(name: str, path: str = "") -> Optional[ParsedDir]:
+    """:func:`parse_acid_dir` for a child of a table or partition directory, where Hive's
+    ``getAcidState`` takes every name starting with ``base_``/``delta_``/``delete_delta_`` for an
+    ACID directory and fails the read when it does not parse (``ParsedDeltaLight.parse``,
+    ``parseBase``). Such a name (a backup copy ``delta_..._0000.bak``, ``delta_abc``) is refused
+    here too: read as original data it would duplicate or resurrect rows."""
+    parsed = parse_acid_dir(name, path)
+    if parsed is None and name.startswith(ACID_DIR_PREFIXES):
+        raise CorruptFileError(
+            f"Directory {path or name} is named like a Hive ACID directory but its name does not "
+            "parse (expected base_<writeId>[_v<txnId>] or [delete_]delta_<minWriteId>_"
+            "<maxWriteId>[_<statementId>][_v<txnId>], in ASCII digits within Java's long range). "
+            "Hive refuses to read such a table too. If it is a backup or a leftover copy, move it "
+            "out of the table directory; if it holds table data, restore its proper name.")
+    return parsed
 
 
 def parse_bucket_file(name: str) -> Optional[int]:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import Optional, Sequence, Union
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 
@@ -27,6 +28,42 @@ def is_acid_schema(schema: pa.Schema) -> bool:
 def acid_field_names(schema: pa.Schema) -> dict[str, str]:
     """Canonical ACID name -> the spelling used in this file."""
     return {canon: actual for canon, actual in zip(ACID_FIELD_NAMES, schema.names)}
+
+
+def check_acid_key_types(schema: pa.Schema, path: str) -> None:
+    """Refuse an ACID event file whose key columns are not integers: only a damaged file or a
+    foreign writer has them (Hive's readers fail on it with a ClassCastException)."""
+    bad = [f"{f.name} {f.type}" for f in list(schema)[:5] if not pa.types.is_integer(f.type)]
+    if bad:
+        raise CorruptFileError(
+            f"ACID file {path} has key columns of the wrong type ({', '.join(bad)}): Hive writes "
+            "operation int, originalTransaction bigint, bucket int, rowId bigint, currentTransaction "
+            "bigint. The file is damaged or was not written by Hive; remove it from the table "
+            "directory or restore it.")
+
+
+def delete_key_columns(schema: pa.Schema, path: str) -> list[str]:
+    """This delete file's spellings of originalTransaction, bucket, rowId, currentTransaction,
+    after checking that they are integers."""
+    check_acid_key_types(schema, path)
+    names = acid_field_names(schema)
+    return [names["originalTransaction"], names["bucket"], names["rowId"], names["currentTransaction"]]
+
+
+def key_arrays(data: Union[pa.Table, pa.RecordBatch], columns: Sequence[str],
+               path: str) -> list[np.ndarray]:
+    """The named key columns as numpy arrays; a null key means a damaged file (Hive never
+    writes one, and numpy would turn it into a float NaN)."""
+    out = []
+    for c in columns:
+        arr = data.column(c)
+        if arr.null_count:
+            raise CorruptFileError(
+                f"ACID file {path} has {arr.null_count} null values in key column {c}; Hive never "
+                "writes a null key. The file is damaged; remove it from the table directory or "
+                "restore it.")
+        out.append(np.asarray(arr.to_numpy()))
+    return out
 
 
 def flush_length(fs: FileSystem, path: str) -> Optional[int]:

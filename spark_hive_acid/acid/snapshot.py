@@ -6,12 +6,15 @@ Formats (docs/format.md §3.1):
   table is named, and the body without a table name)
 - txns: ``HWM:minOpenTxn:open...:aborted...`` (Hive 3) or ``HWM:minOpenTxn:exc:exc:exc...`` (Hive 2)
 
-An empty string means "everything is valid", as in Hive.
+An empty string means "everything is valid", as in Hive. Parsing is stricter than storage-api's
+``readFromString`` (which takes signs, other scripts' digits and any minOpen): see ``_long`` and
+``_check_consistent``; every string Hive writes is accepted (tests/test_snapshot_parsing.py).
 """
 from __future__ import annotations
 
 import bisect
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -118,13 +121,47 @@ class ValidIdList:
         return f"{self.table_name}:{body}" if self.table_name else body
 
 
-def _ints(text: str, what: str, where: str) -> list[int]:
-    if not text:
-        return []
-    try:
-        return [int(x) for x in text.split(",") if x != ""]
-    except ValueError as e:
-        raise InvalidSnapshotError(f"Malformed {what} id list '{text}' in {where}") from e
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+# a number attempt (any script's digits, sign, underscores, spaces), not a table name
+_NUMBER_LIKE = re.compile(r"[+-]?[\d_\s]+")
+
+
+def _long(text: str, what: str, where: str) -> int:
+    """A non-negative Java long in ASCII digits. Python's ``int()`` would also take a sign,
+    ``1_0``, spaces, other scripts' digits and any size, and read a snapshot nobody meant."""
+    if not _ASCII_DIGITS.fullmatch(text):
+        raise InvalidSnapshotError(
+            f"Malformed snapshot in {where}: the {what} '{text}' is not a non-negative integer "
+            "in ASCII digits")
+    value = int(text)
+    if value > LONG_MAX:
+        raise InvalidSnapshotError(
+            f"Malformed snapshot in {where}: the {what} {text} is beyond Java's long range "
+            f"(at most {LONG_MAX})")
+    return value
+
+
+def _id_list(text: str, what: str, where: str) -> list[int]:
+    """A comma-separated id list; an empty field is an empty list, an empty entry an error."""
+    return [_long(x, f"{what} id", where) for x in text.split(",")] if text else []
+
+
+def _check_consistent(hwm: int, min_open: int, listed: list[int], where: str) -> None:
+    """Refuse what no Hive writer produces: an id listed twice, or a minOpen that is not
+    Long.MAX_VALUE (nothing open), not a listed id and not above the high watermark (the
+    metastore keeps its minOpen when it cuts the list down to the lowest invalid id)."""
+    seen: set[int] = set()
+    for w in listed:
+        if w in seen:
+            raise InvalidSnapshotError(
+                f"Malformed snapshot in {where}: id {w} is listed twice (the open and aborted "
+                "lists must not overlap)")
+        seen.add(w)
+    if min_open != LONG_MAX and min_open <= hwm and min_open not in seen:
+        raise InvalidSnapshotError(
+            f"Malformed snapshot in {where}: the minOpen {min_open} is none of the listed ids and "
+            f"not above the high watermark {hwm}; Hive writes the smallest open id there, or "
+            f"{LONG_MAX} when none is open")
 
 
 def _parse_body(fields: list[str], table: str, option: str, raw: str) -> ValidIdList:
@@ -135,20 +172,15 @@ def _parse_body(fields: list[str], table: str, option: str, raw: str) -> ValidId
             f"Malformed snapshot in {where}: expected "
             + ("'db.table:HWM:minOpen:open,...:aborted,...'" if option == "validWriteIds"
                else "'HWM:minOpenTxn:open,...:aborted,...'"))
-    try:
-        hwm = int(fields[0])
-        min_open = int(fields[1])
-    except ValueError as e:
-        raise InvalidSnapshotError(
-            f"Malformed snapshot in {where}: the high watermark and minOpen must be integers") from e
-    if hwm < 0:
-        raise InvalidSnapshotError(f"Malformed snapshot in {where}: negative high watermark")
+    hwm = _long(fields[0], "high watermark", where)
+    min_open = _long(fields[1], "minOpen", where)
     rest = fields[2:]
     if len(rest) <= 2:  # Hive 3: open ids, then aborted ids (comma-separated)
-        open_ids = _ints(rest[0], "open", where) if len(rest) > 0 else []
-        aborted = _ints(rest[1], "aborted", where) if len(rest) > 1 else []
+        open_ids = _id_list(rest[0], "open", where) if len(rest) > 0 else []
+        aborted = _id_list(rest[1], "aborted", where) if len(rest) > 1 else []
     else:  # Hive 2: every remaining field is one exception (open or aborted is not recorded)
-        open_ids, aborted = _ints(",".join(rest), "exception", where), []
+        open_ids, aborted = [_long(x, "exception id", where) for x in rest], []
+    _check_consistent(hwm, min_open, open_ids + aborted, where)
     exc = tuple(sorted(set(open_ids) | set(aborted)))
     return ValidIdList(hwm, min_open, exc, frozenset(aborted), table)
 
@@ -160,7 +192,9 @@ def parse_write_ids(raw: Optional[str], option: str = "validWriteIds",
         return ValidIdList.all_valid()
     raw = raw.strip()
     if "$" in raw:  # ValidTxnWriteIdList: txnId$list$list...
-        parts = [p for p in raw.split("$")[1:] if p]
+        head, *parts = raw.split("$")
+        _long(head, "transaction id", f"option {option}='{raw}'")
+        parts = [p for p in parts if p]
         lists = [parse_write_ids(p, option) for p in parts]
         if table_name:
             lists = [w for w in lists if w.table_name.lower() == table_name.lower()] or lists
@@ -171,7 +205,7 @@ def parse_write_ids(raw: Optional[str], option: str = "validWriteIds",
         return lists[0]
     fields = raw.split(":")
     table = ""
-    if fields and fields[0] and not fields[0].lstrip("-").isdigit():
+    if fields[0] and not _NUMBER_LIKE.fullmatch(fields[0]):
         table, fields = fields[0], fields[1:]
     return _parse_body(fields, table, option, raw)
 
@@ -182,7 +216,7 @@ def parse_txns(raw: Optional[str], option: str = "validTxns") -> ValidIdList:
         return ValidIdList.all_valid()
     raw = raw.strip()
     fields = raw.split(":")
-    if fields and fields[0] and not fields[0].lstrip("-").isdigit():
+    if fields[0] and not _NUMBER_LIKE.fullmatch(fields[0]):
         raise InvalidSnapshotError(
             f"Malformed snapshot in option {option}='{raw}': a ValidTxnList has no table name "
             "(expected 'HWM:minOpenTxn:open,...:aborted,...')")

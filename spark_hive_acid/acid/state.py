@@ -13,7 +13,7 @@ from typing import Optional
 
 from ..exceptions import CorruptFileError, NotEnoughHistoryError
 from ..io.filesystem import FileStatus, FileSystem
-from .names import METADATA_FILE, ParsedDir, is_hidden, parse_acid_dir
+from .names import METADATA_FILE, ParsedDir, is_hidden, parse_acid_dir_strict
 from .snapshot import RangeResponse, ValidIdList
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def select_acid_state(
             if child.size > 0:
                 original_files.append(child)
             continue
-        parsed = parse_acid_dir(child.name, child.path)
+        parsed = parse_acid_dir_strict(child.name, child.path)
         if parsed is None:
             original_dirs.append(child)
             continue

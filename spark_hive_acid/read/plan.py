@@ -16,7 +16,10 @@ from ..acid.snapshot import RangeResponse, ValidIdList
 from ..exceptions import CorruptFileError, NotAnAcidTableError
 from ..io.filesystem import FileStatus, FileSystem
 from ..acid import bucket_codec
-from ..acid.orc import acid_field_names, flush_length, is_acid_schema, open_orc, sniff_format
+from ..acid.orc import (
+    acid_field_names, check_acid_key_types, flush_length, is_acid_schema, key_arrays, open_orc,
+    sniff_format,
+)
 from .listing import PartitionListing, data_files_of_dir, list_table
 
 log = logging.getLogger(__name__)
@@ -230,9 +233,10 @@ def _partition_uses_v0(fs: FileSystem, pl: PartitionListing) -> bool:
             orc = open_orc(fs, f.path, _flush(fs, d, f), size=f.size)
             if orc.nrows == 0 or not is_acid_schema(orc.schema):
                 continue
+            check_acid_key_types(orc.schema, f.path)
             bucket_col = acid_field_names(orc.schema)["bucket"]
-            first = orc.read_stripe(0, columns=[bucket_col]).column(0)[0].as_py()
-            return bucket_codec.version_of(first) == 0
+            first = key_arrays(orc.read_stripe(0, columns=[bucket_col]), [bucket_col], f.path)[0][0]
+            return bucket_codec.version_of(int(first)) == 0
     return False
 
 

@@ -22,7 +22,9 @@ from ..acid.snapshot import ValidIdList
 from ..acid.types import can_convert, normalize_read_type
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
-from ..acid.orc import acid_field_names, is_acid_schema, open_orc
+from ..acid.orc import (
+    acid_field_names, check_acid_key_types, delete_key_columns, is_acid_schema, key_arrays, open_orc,
+)
 from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
@@ -121,14 +123,12 @@ def load_delete_events(opened: Sequence[tuple[DeleteFile, po.ORCFile]],
     """Read the key columns of the delete files; keep events whose currentTransaction is valid."""
     parts = []
     for d, orc in opened:
-        names = acid_field_names(orc.schema)
-        cols = [names["originalTransaction"], names["bucket"], names["rowId"],
-                names["currentTransaction"]]
+        cols = delete_key_columns(orc.schema, d.path)
         try:
             table = orc.read(columns=cols)
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptFileError(f"Cannot read delete delta file {d.path}: {e}") from e
-        owid, bp, rid, cur = (np.asarray(table.column(i).to_numpy()) for i in range(4))
+        owid, bp, rid, cur = key_arrays(table, cols, d.path)
         if not write_ids.everything_valid:
             keep = write_ids.valid_mask(cur)
             if not keep.all():
@@ -202,6 +202,8 @@ class TaskReader:
     def _layout(self, s: FileSlice, schema: pa.Schema) -> "_SliceLayout":
         """Which columns of this file to read, and what filtering it needs."""
         acid = is_acid_schema(schema)
+        if acid:
+            check_acid_key_types(schema, s.path)
         names = acid_field_names(schema) if acid else {}
         file_cols = [f.name for f in schema.field(5).type] if acid else list(schema.names)
         deletes = (delete_set_for(self.fs, s, self.spec.write_ids, self.spec.max_delete_events)
@@ -248,13 +250,12 @@ class TaskReader:
         if layout.read_keys:
             names = layout.names
             if known is None:
-                return (batch.column(names["originalTransaction"]).to_numpy(),
-                        batch.column(names["bucket"]).to_numpy(),
-                        batch.column(names["rowId"]).to_numpy())
+                return tuple(key_arrays(batch, [names["originalTransaction"], names["bucket"],
+                                                names["rowId"]], s.path))
             first = known.first_row_id
             return (np.full(n, known.write_id, dtype=np.int64),
                     np.full(n, known.bucket, dtype=np.int32),
-                    batch.column(names["rowId"]).to_numpy() if first is None
+                    key_arrays(batch, [names["rowId"]], s.path)[0] if first is None
                     else np.arange(first + offset, first + offset + n, dtype=np.int64))
         if layout.synthetic_keys:  # original / raw files: Hive's synthetic ROW__IDs
             first = s.row_offset + row_base
@@ -276,7 +277,8 @@ class TaskReader:
         if not ranged:
             owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
         if layout.check_current_write_id:
-            valid = self.spec.write_ids.valid_mask(batch.column(layout.names["currentTransaction"]).to_numpy())
+            cur = key_arrays(batch, [layout.names["currentTransaction"]], s.path)[0]
+            valid = self.spec.write_ids.valid_mask(cur)
             if not valid.all():
                 mask = valid
         deleted = None

@@ -19,7 +19,7 @@ import pyarrow.orc as po
 from ..acid.snapshot import ValidIdList
 from ..exceptions import CorruptFileError
 from ..io.filesystem import FileSystem
-from ..acid.orc import acid_field_names, open_orc
+from ..acid.orc import delete_key_columns, key_arrays, open_orc
 from .delete_events import DeleteEventSet, pair_keys
 
 log = logging.getLogger(__name__)
@@ -42,9 +42,7 @@ class _Cursor:
 
     def _open(self) -> None:
         self.orc: po.ORCFile = open_orc(self.fs, self.path, self.flush_length)
-        names = acid_field_names(self.orc.schema)
-        self.cols = [names["originalTransaction"], names["bucket"], names["rowId"],
-                     names["currentTransaction"]]
+        self.cols = delete_key_columns(self.orc.schema, self.path)
         self.next_stripe = 0
         self.pairs = np.empty(0, np.int64)
         self.rids = np.empty(0, np.int64)
@@ -58,7 +56,7 @@ class _Cursor:
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptFileError(f"Cannot read delete delta file {self.path}: {e}") from e
         self.next_stripe += 1
-        owid, bp, rid, cur = (batch.column(i).to_numpy() for i in range(4))
+        owid, bp, rid, cur = key_arrays(batch, self.cols, self.path)
         if not self.write_ids.everything_valid:
             keep = self.write_ids.valid_mask(cur)
             owid, bp, rid = owid[keep], bp[keep], rid[keep]

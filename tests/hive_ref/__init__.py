@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import datetime as _dt
 import decimal
 import glob
@@ -502,7 +503,9 @@ class HiveReference:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _call(self, method: str, spec: Optional[dict] = None) -> str:
+    @contextlib.contextmanager
+    def _java(self, what: str):
+        """Around calls into this JVM: Java exceptions become :class:`HiveReferenceError`."""
         from py4j.protocol import Py4JError, Py4JJavaError
 
         if self._closed:
@@ -510,22 +513,24 @@ class HiveReference:
         import py4j.java_gateway as java_gateway
         import py4j.protocol as protocol
 
-        fn = getattr(self._helper, method)
         # A SparkSession in the same process patches py4j's get_return_value to convert Java
         # exceptions through *its* JVM; that conversion fails for errors of this separate JVM
         # (seen after a test stopped and restarted a SparkContext). Use py4j's own for our calls.
         patched = java_gateway.get_return_value
         java_gateway.get_return_value = protocol.get_return_value
         try:
-            if spec is None:
-                return fn()
-            return fn(json.dumps(spec, allow_nan=True))
+            yield
         except Py4JJavaError as e:
             raise HiveReferenceError(_java_error_text(e)) from e
         except Py4JError as e:
-            raise HiveReferenceError(f"py4j error calling {method}: {e}") from e
+            raise HiveReferenceError(f"py4j error calling {what}: {e}") from e
         finally:
             java_gateway.get_return_value = patched
+
+    def _call(self, method: str, spec: Optional[dict] = None) -> str:
+        with self._java(method):
+            fn = getattr(self._helper, method)
+            return fn() if spec is None else fn(json.dumps(spec, allow_nan=True))
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -748,6 +753,26 @@ class HiveReference:
             "original_files": [rel(p) for p in out["original_files"]],
             "obsolete": [rel(p) for p in out["obsolete"]],
         }
+
+
+    # ---- snapshots --------------------------------------------------------------------------
+
+    def parse_write_id_list(self, text: str) -> dict:
+        """storage-api 2.8.1's ``new ValidReaderWriteIdList(text)`` (Hive 3's parser of
+        ``db.table:HWM:minOpenWriteId:open,...:aborted,...``), read back through its getters:
+        ``{"table", "hwm", "min_open" (None: nothing open), "invalid": [...], "aborted": [...]}``.
+        Raises :class:`HiveReferenceError` when Java refuses the string."""
+        with self._java("ValidReaderWriteIdList"):
+            wl = self._gateway.jvm.org.apache.hadoop.hive.common.ValidReaderWriteIdList(text)
+            invalid = [int(w) for w in wl.getInvalidWriteIds()]
+            min_open = wl.getMinOpenWriteId()
+            return {
+                "table": wl.getTableName(),
+                "hwm": int(wl.getHighWatermark()),
+                "min_open": None if min_open is None else int(min_open),
+                "invalid": invalid,
+                "aborted": [w for w in invalid if wl.isWriteIdAborted(w)],
+            }
 
 
 def _local_path(p: str) -> str:
