@@ -16,6 +16,7 @@ KNOWN_OPTIONS = {
     "maxdeleteeventsinmemory", "transactionalproperties", "table", "metastoreuri",
     "webhdfsurl", "hdfsuser", "hdfsclient", "partitionby", "bucketby", "numbuckets",
     "bucketingversion", "compression", "tableproperties", "partitionoverwritemode", "countrows",
+    "rebasedatetime",
 }
 
 
@@ -57,6 +58,7 @@ class ReadOptions:
     table: Optional[str] = None  # "db.tbl": read through the Hive Metastore
     txns_given: bool = False
     count_rows: bool = False  # one row_count per Spark task instead of the rows
+    rebase_datetime: bool = True  # hybrid-calendar files: old dates as written (read/calendar.py)
     raw: tuple[tuple[str, str], ...] = ()  # every option, for file-system factories
 
     @property
@@ -110,5 +112,6 @@ class ReadOptions:
             max_delete_events=parse_int(opts, "maxDeleteEventsInMemory", DEFAULT_MAX_DELETE_EVENTS),
             insert_only=insert_only,
             count_rows=count_rows,
+            rebase_datetime=parse_bool(opts, "rebaseDatetime", True),
             raw=tuple(sorted(opts.items())),
         )

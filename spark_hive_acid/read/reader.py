@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..acid.types import normalize_read_type
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..io.orc import acid_field_names, is_acid_schema, open_orc
+from .calendar import columns_to_rebase, rebase, stats_decide_exactly
 from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
@@ -62,6 +63,7 @@ class ReadSpec:
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
     predicate: Optional[Predicate] = None
     stripe_filter: Optional[Callable] = None  # (file_path, stripe_stats) -> bool keep
+    rebase_datetime: bool = True  # read hybrid-calendar files' old dates as written (calendar.py)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class _SliceLayout:
     synthetic_keys: bool  # compute ROW__IDs (original / raw files)
     check_current_write_id: bool
     deletes: Optional[object]  # DeleteEventSet | StreamingDeletes | None
+    rebase: frozenset = frozenset()  # table positions of hybrid-calendar temporal columns
 
 
 class _DeleteSetCache:
@@ -182,6 +185,8 @@ class TaskReader:
         if orc.nrows == 0:
             return
         layout = self._layout(s, orc.schema)
+        if self.spec.rebase_datetime:
+            layout = replace(layout, rebase=columns_to_rebase(orc, s.path, layout.acid, layout.present))
         end = s.end_stripe if s.end_stripe is not None else orc.nstripes
         skipped, known = self._stripe_facts(s, layout, end)
         row_base = s.first_row
@@ -325,10 +330,10 @@ class TaskReader:
             if row.null_count:
                 row = _struct_with_parent_nulls(row)
             for i in layout.present:
-                data[i] = self._conform(row.field(layout.file_cols[i]), i, s)
+                data[i] = self._conform(_rebased(layout, i, row.field(layout.file_cols[i])), i, s)
         else:
             for i in layout.present:
-                data[i] = self._conform(batch.column(layout.file_cols[i]), i, s)
+                data[i] = self._conform(_rebased(layout, i, batch.column(layout.file_cols[i])), i, s)
         for i in self.data_needed:
             if i not in data:  # a file written before the column was added
                 data[i] = pa.nulls(batch.num_rows, self.spec.data_types[i])
@@ -340,6 +345,8 @@ class TaskReader:
         ``({stripe: rows} no row of which passes the pushed filters, {stripe: StripeKeys})``.
         An optimisation only: ``({}, {})`` is always correct."""
         conds = getattr(self.spec.predicate, "conds", ())
+        if layout.rebase:  # statistics hold the raw hybrid values
+            conds = tuple(c for c in conds if stats_decide_exactly(c))
         if s.flush_length is not None or not (conds or layout.read_keys):
             return {}, {}
         import pyorc
@@ -419,6 +426,19 @@ class _MicrosConverter:
         raise NotImplementedError
 
 
+class _DaysConverter:
+    """pyorc converter: ORC dates as integer days (Python dates stop at year 1; hybrid-calendar
+    files hold earlier day numbers, e.g. Julian 0001-01-01)."""
+
+    @staticmethod
+    def from_orc(days: int) -> int:
+        return days
+
+    @staticmethod
+    def to_orc(obj):  # pragma: no cover - never written through this converter
+        raise NotImplementedError
+
+
 def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
                              schema: pa.Schema) -> pa.RecordBatch:
     """Slow path for stripes with timestamps outside pyarrow's nanosecond range (before 1677 or
@@ -429,9 +449,14 @@ def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
     target = pa.schema([pa.field(f.name, normalize_read_type(f.type, f.name)) for f in schema])
     with s_open(fs, s) as fh:
         reader = pyorc.Reader(fh, struct_repr=pyorc.StructRepr.DICT,
-                              converters={pyorc.TypeKind.TIMESTAMP: _MicrosConverter})
+                              converters={pyorc.TypeKind.TIMESTAMP: _MicrosConverter,
+                                          pyorc.TypeKind.DATE: _DaysConverter})
         rows = list(reader.read_stripe(stripe))
     return pa.RecordBatch.from_pylist(rows, schema=target)
+
+
+def _rebased(layout: "_SliceLayout", i: int, arr: pa.Array) -> pa.Array:
+    return rebase(arr) if i in layout.rebase else arr
 
 
 def _columns_to_decode(layout: "_SliceLayout", known: Optional[StripeKeys]) -> list[str]:

@@ -484,6 +484,12 @@ class HiveReference:
         """PID of the JVM (spark-submit execs java, so this is the java process)."""
         return None if self._proc is None else self._proc.pid
 
+    @property
+    def jvm(self):
+        """py4j's view of the JVM, to use Java's own library as an oracle (e.g.
+        ``ref.jvm.java.util.GregorianCalendar``, the hybrid calendar Hive 2 dates use)."""
+        return self._gateway.jvm
+
     def close(self) -> None:
         """Shut the gateway down and end the JVM (idempotent)."""
         if self._closed:
