@@ -22,7 +22,7 @@ import pytest
 from pyspark.sql.datasource import EqualTo, GreaterThanOrEqual
 
 from spark_hive_acid.io.protobuf import fields, read_varint, varint
-from spark_hive_acid.read.calendar import SWITCH_DAY, footer_facts, rebase
+from spark_hive_acid.read.calendar import SWITCH_DAY, footer_facts, julian_to_gregorian_days, rebase
 from spark_hive_acid.read.pushdown import DataPredicate, compile_filter
 from spark_hive_acid.read.reader import TaskReader
 from spark_hive_acid.read.scan import TableScan, read_table
@@ -65,6 +65,13 @@ def test_every_day_since_year_1_matches_sparks_switch_table():
     assert np.array_equal(got, expected)
 
 
+def test_switch_table_equals_the_calendar_arithmetic():
+    """The reader looks days since year 1 up in a table; before year 1 it computes them."""
+    days = np.arange(-719164 - 3000, SWITCH_DAY, dtype=np.int64)
+    looked_up = rebase(_dates(*days.tolist())).view(pa.int32()).to_numpy()
+    assert np.array_equal(looked_up, julian_to_gregorian_days(days))
+
+
 def test_quoted_day_numbers():
     # tests/hive_ref: Hive 2 stores '1500-01-01' as day -171655; Spark: Julian 1582-01-01 is
     # -141704; hybrid 1582-10-04 is the day before 1582-10-15 (-141427)
@@ -74,12 +81,13 @@ def test_quoted_day_numbers():
 
 
 @pytest.mark.hive
-def test_days_before_year_1_match_javas_hybrid_calendar(hive_ref):  # noqa: F811
-    """Spark's table stops at year 1; below it, Java's own hybrid ``GregorianCalendar`` gives the
-    Julian fields (era BC: year 1 - y) and ``LocalDate`` the proleptic day, as Spark's slow
-    path ``localRebaseJulianToGregorianDays`` does."""
+def test_random_days_match_javas_hybrid_calendar(hive_ref):  # noqa: F811
+    """Also before year 1, where Spark's table stops: Java's own hybrid ``GregorianCalendar``
+    gives the Julian fields (era BC: year 1 - y) and ``LocalDate`` the proleptic day, as Spark's
+    slow path ``localRebaseJulianToGregorianDays`` does."""
     rng = random.Random(17)
-    days = [rng.randint(-5_000_000, -719165) for _ in range(60)] + [-719165, -719530, -720000]
+    days = ([rng.randint(-5_000_000, -719165) for _ in range(40)]
+            + [rng.randint(-719164, SWITCH_DAY - 1) for _ in range(40)] + [-719165, -720000])
     jvm = hive_ref.jvm
     utc = jvm.java.util.TimeZone.getTimeZone("UTC")
     expected = []

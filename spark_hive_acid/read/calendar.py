@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 #: 1582-10-15, the first Gregorian day: the same day number in both calendars; every day number
 #: from here on names the same date in both.
 SWITCH_DAY = -141427
+_JULIAN_YEAR_1 = -719164  # Julian 0001-01-01
 _SWITCH_DATE = datetime.date(1582, 10, 15)
 _SWITCH_DATETIME = datetime.datetime(1582, 10, 15)
 _UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -134,6 +135,26 @@ def julian_to_gregorian_days(days: np.ndarray) -> np.ndarray:
     return era * 146097 + doe - 719468 + (day - 1)
 
 
+# From Julian 0001-01-01 on, the difference (proleptic minus hybrid day number) is a step
+# function: it drops by one on Julian March 1 of each century year the Gregorian calendar does
+# not leap (100, 200, 300, 500, ...: the Julian Feb 29 it lacks maps to Mar 1). The same table
+# as Spark's RebaseDateTime (julianGregDiffSwitchDay); tests check it against the arithmetic.
+_SWITCHES = np.array([_JULIAN_YEAR_1, -682945, -646420, -609895, -536845, -500320, -463795,
+                      -390745, -354220, -317695, -244645, -208120, -171595], dtype=np.int64)
+_DIFFS = np.arange(2, -11, -1, dtype=np.int64)  # 2, 1, 0, -1, ..., -10
+
+
+def _rebase_days(days: np.ndarray) -> np.ndarray:
+    """:func:`julian_to_gregorian_days` of days before 1582-10-15: a table lookup from year 1
+    on (about 4x faster), the arithmetic before it."""
+    ad = days >= _JULIAN_YEAR_1
+    if ad.all():
+        return days + _DIFFS[np.searchsorted(_SWITCHES, days, "right") - 1]
+    out = julian_to_gregorian_days(days)
+    out[ad] = days[ad] + _DIFFS[np.searchsorted(_SWITCHES, days[ad], "right") - 1]
+    return out
+
+
 def _rebase_values(arr: pa.Array, per_day: int, int_type: pa.DataType) -> pa.Array:
     raw = arr.view(int_type)
     low = pc.min(raw).as_py()
@@ -143,7 +164,7 @@ def _rebase_values(arr: pa.Array, per_day: int, int_type: pa.DataType) -> pa.Arr
     early = values < SWITCH_DAY * per_day
     v = values[early]
     day = v // per_day
-    values[early] = julian_to_gregorian_days(day) * per_day + (v - day * per_day)
+    values[early] = _rebase_days(day) * per_day + (v - day * per_day)
     mask = raw.is_null().to_numpy(zero_copy_only=False) if raw.null_count else None
     return pa.array(values, int_type, mask=mask).view(arr.type)
 
