@@ -54,6 +54,7 @@ OPTIONS: tuple[Option, ...] = (
     _opt("maxDeleteEventsInMemory", (READ,), "beyond this, delete events are streamed"),
     _opt("transactionalProperties", (READ,), "insert_only or default, when no layout says it"),
     _opt("countRows", (READ,), "return one row_count per task instead of the rows"),
+    _opt("rebaseDatetime", (READ,), "read hybrid-calendar files' pre-1582 dates as written"),
     # writing
     _opt("partitionBy", (WRITE,), "partition columns of a new table"),
     _opt("bucketBy", (WRITE,), "CLUSTERED BY columns of a new table"),

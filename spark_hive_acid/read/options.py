@@ -25,6 +25,7 @@ class ReadOptions:
     table: Optional[str] = None  # "db.tbl": read through the Hive Metastore
     txns_given: bool = False
     count_rows: bool = False  # one row_count per Spark task instead of the rows
+    rebase_datetime: bool = True  # hybrid-calendar files: old dates as written (read/calendar.py)
     raw: tuple[tuple[str, str], ...] = ()  # every option, for file-system factories
 
     @property
@@ -79,5 +80,6 @@ class ReadOptions:
                                           DEFAULT_MAX_DELETE_EVENTS, minimum=1),
             insert_only=insert_only,
             count_rows=count_rows,
+            rebase_datetime=opt.get_bool(opts, "rebaseDatetime", True),
             raw=tuple(sorted(opts.items())),
         )

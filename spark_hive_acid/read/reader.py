@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
@@ -19,12 +19,14 @@ import pyarrow.orc as po
 
 from ..acid import bucket_codec
 from ..acid.snapshot import ValidIdList
-from ..acid.types import can_convert, normalize_read_type
+from ..acid.types import can_convert
 from ..exceptions import CorruptFileError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..acid.orc import (
     acid_field_names, check_acid_key_types, delete_key_columns, is_acid_schema, key_arrays, open_orc,
 )
+from .calendar import columns_to_rebase, rebase, stats_decide_exactly
+from .slow_stripes import read_stripe_microseconds
 from .delete_events import DeleteEventSet
 from .options import DEFAULT_MAX_DELETE_EVENTS
 from .streaming_deletes import StreamingDeletes
@@ -63,6 +65,7 @@ class ReadSpec:
     max_delete_events: int = DEFAULT_MAX_DELETE_EVENTS
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
     predicate: Optional[Predicate] = None
+    rebase_datetime: bool = True  # read hybrid-calendar files' old dates as written (calendar.py)
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class _SliceLayout:
     synthetic_keys: bool  # compute ROW__IDs (original / raw files)
     check_current_write_id: bool
     deletes: Optional[object]  # DeleteEventSet | StreamingDeletes | None
+    rebase: frozenset = frozenset()  # table positions of hybrid-calendar temporal columns
 
 
 class _DeleteSetCache:
@@ -181,6 +185,8 @@ class TaskReader:
         if orc.nrows == 0:
             return
         layout = self._layout(s, orc.schema)
+        if self.spec.rebase_datetime:
+            layout = replace(layout, rebase=columns_to_rebase(orc, s.path, layout.acid, layout.present))
         end = s.end_stripe if s.end_stripe is not None else orc.nstripes
         skipped, known = self._stripe_facts(s, layout, end)
         row_base = s.first_row
@@ -326,10 +332,10 @@ class TaskReader:
             if row.null_count:
                 row = _struct_with_parent_nulls(row)
             for i in layout.present:
-                data[i] = self._conform(row.field(layout.file_cols[i]), i, s)
+                data[i] = self._conform(_rebased(layout, i, row.field(layout.file_cols[i])), i, s)
         else:
             for i in layout.present:
-                data[i] = self._conform(batch.column(layout.file_cols[i]), i, s)
+                data[i] = self._conform(_rebased(layout, i, batch.column(layout.file_cols[i])), i, s)
         for i in self.data_needed:
             if i not in data:  # a file written before the column was added
                 data[i] = pa.nulls(batch.num_rows, self.spec.data_types[i])
@@ -341,6 +347,8 @@ class TaskReader:
         ``({stripe: rows} no row of which passes the pushed filters, {stripe: StripeKeys})``.
         An optimisation only: ``({}, {})`` is always correct."""
         conds = getattr(self.spec.predicate, "conds", ())
+        if layout.rebase:  # statistics hold the raw hybrid values
+            conds = tuple(c for c in conds if stats_decide_exactly(c))
         if s.flush_length is not None or not (conds or layout.read_keys):
             return {}, {}
         import pyorc
@@ -408,31 +416,8 @@ class TaskReader:
                 yield out
 
 
-class _MicrosConverter:
-    """pyorc converter: ORC timestamps as integer microseconds (no datetime range limits)."""
-
-    @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone) -> int:
-        return seconds * 1_000_000 + nanoseconds // 1000
-
-    @staticmethod
-    def to_orc(obj, timezone):  # pragma: no cover - never written through this converter
-        raise NotImplementedError
-
-
-def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
-                             schema: pa.Schema) -> pa.RecordBatch:
-    """Slow path for stripes with timestamps outside pyarrow's nanosecond range (before 1677 or
-    after 2262): decode the stripe with pyorc, timestamps as microseconds. Rare (historic data),
-    so a per-row decode is acceptable here and only here."""
-    import pyorc
-
-    target = pa.schema([pa.field(f.name, normalize_read_type(f.type, f.name)) for f in schema])
-    with s_open(fs, s) as fh:
-        reader = pyorc.Reader(fh, struct_repr=pyorc.StructRepr.DICT,
-                              converters={pyorc.TypeKind.TIMESTAMP: _MicrosConverter})
-        rows = list(reader.read_stripe(stripe))
-    return pa.RecordBatch.from_pylist(rows, schema=target)
+def _rebased(layout: "_SliceLayout", i: int, arr: pa.Array) -> pa.Array:
+    return rebase(arr) if i in layout.rebase else arr
 
 
 def _columns_to_decode(layout: "_SliceLayout", known: Optional[StripeKeys]) -> list[str]:
@@ -445,15 +430,6 @@ def _columns_to_decode(layout: "_SliceLayout", known: Optional[StripeKeys]) -> l
         skip.add(names["rowId"])
     cols = [c for c in layout.read_cols if c not in skip]
     return cols or [names["operation"]]  # a row count needs one (cheap) column
-
-
-def s_open(fs: FileSystem, s: FileSlice):
-    if s.flush_length is None:
-        return fs.open_input(s.path)
-    import io
-
-    with fs.open_input(s.path) as f:
-        return io.BytesIO(f.read(s.flush_length))
 
 
 def _struct_with_parent_nulls(row: pa.StructArray) -> pa.StructArray:

@@ -228,6 +228,7 @@ class TableScan:
             max_delete_events=self.options.max_delete_events,
             predicate=predicate,
             predicate_columns=tuple(predicate_columns),
+            rebase_datetime=self.options.rebase_datetime,
         )
 
     def tasks(self, min_tasks: Optional[int] = None) -> list[ReadTask]:

@@ -21,59 +21,13 @@ import os
 from typing import BinaryIO, Mapping
 
 from ..exceptions import CorruptFileError
+from ..io.protobuf import fields as _fields, read_varint as _read_varint, varint as _varint
 
 _FOOTER_METADATA_FIELD = 5
 _PS_FOOTER_LENGTH_FIELD = 1
 _PS_COMPRESSION_FIELD = 2
 _PS_BLOCK_SIZE_FIELD = 3
 _MAX_CHUNK = (1 << 23) - 1  # 23 bits of chunk length
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _read_varint(buf: bytes, i: int) -> tuple[int, int]:
-    shift = value = 0
-    while True:
-        if i >= len(buf):
-            raise CorruptFileError("Truncated varint in ORC postscript")
-        b = buf[i]
-        i += 1
-        value |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
-
-
-def _fields(buf: bytes) -> list[tuple[int, int, bytes]]:
-    """(field number, wire type, raw value bytes) of a serialized protobuf message."""
-    out, i = [], 0
-    while i < len(buf):
-        key, i = _read_varint(buf, i)
-        num, wire = key >> 3, key & 7
-        start = i
-        if wire == 0:
-            _, i = _read_varint(buf, i)
-        elif wire == 2:
-            n, i = _read_varint(buf, i)
-            i += n
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        else:
-            raise CorruptFileError(f"Unsupported protobuf wire type {wire} in ORC postscript")
-        out.append((num, wire, buf[start:i]))
-    return out
 
 
 def _length_delimited(field: int, payload: bytes) -> bytes:

@@ -29,7 +29,9 @@ Known Hive 2.3 (+ ORC 2.x) value quirks, so pick test data accordingly:
 
 - dates before 1582-10-15 and timestamps before 1582 use the hybrid Julian calendar
   (``java.sql.Date``): '1500-01-01' is stored as day -171655, which a proleptic-Gregorian
-  reader (pyarrow, Spark 3+) shows as 1500-01-10;
+  reader (pyarrow, Spark 3+) shows as 1500-01-10 (the connector's reader rebases it back:
+  docs/reading.md, "Dates and timestamps before 1582"); its ORC 2.3.0 writer records
+  ``calendar = JULIAN_GREGORIAN`` in every file's footer;
 - a timestamp strictly inside the last second before the epoch (e.g.
   '1969-12-31 23:59:59.5') is stored one second late, and both Hive and pyarrow read
   '1970-01-01 00:00:00.5' back; other pre-1970 timestamps are fine.
@@ -484,6 +486,12 @@ class HiveReference:
     def pid(self) -> Optional[int]:
         """PID of the JVM (spark-submit execs java, so this is the java process)."""
         return None if self._proc is None else self._proc.pid
+
+    @property
+    def jvm(self):
+        """py4j's view of the JVM, to use Java's own library as an oracle (e.g.
+        ``ref.jvm.java.util.GregorianCalendar``, the hybrid calendar Hive 2 dates use)."""
+        return self._gateway.jvm
 
     def close(self) -> None:
         """Shut the gateway down and end the JVM (idempotent)."""
