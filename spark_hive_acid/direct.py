@@ -20,7 +20,7 @@ from .read.scan import read_table
 from .txn.committer import commit_write, empty_bases
 from .write.options import WriteOptions
 from .write.schema import map_columns
-from .write.task_writer import InsertTarget, InsertWriter, TableSpec
+from .write.task_writer import InsertTarget, TableSpec, stage_batches
 
 __all__ = ["read_table", "write_table"]
 
@@ -71,20 +71,9 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
     try:
         with txn.keep_alive():
-            writer = InsertWriter(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
-                                  fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
-            try:
-                for batch in batches:
-                    if not batch.schema.equals(schema, check_metadata=False):
-                        raise SchemaMismatchError(
-                            f"write_table: a batch has the schema {batch.schema}, not the first "
-                            f"batch's {schema}; nothing was written")
-                    rows, partitions = mapping.conform(batch)
-                    writer.write(rows, partitions)
-                staged = writer.close()
-            except BaseException:
-                writer.discard()
-                raise
+            staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
+                                   mapping, _same_schema(batches, schema),
+                                   fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
             empty = (empty_bases(txn, fs, spec, staged,
                                  replace_all=not write_options.dynamic_overwrite)
                      if overwrite else [])
@@ -93,6 +82,16 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
         txn.abort(f"write_table failed: {type(e).__name__}: {e}")
         raise
     return dict(result.metrics, **txn.ids())
+
+
+def _same_schema(batches: Iterable[pa.RecordBatch], schema: pa.Schema
+                 ) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        if not batch.schema.equals(schema, check_metadata=False):
+            raise SchemaMismatchError(
+                f"write_table: a batch has the schema {batch.schema}, not the first batch's "
+                f"{schema}; nothing was written")
+        yield batch
 
 
 def _batches(data: ArrowData) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:

@@ -37,7 +37,7 @@ from ..txn.keepalive import KeepAliveProcess
 from ..write.options import WriteOptions
 from ..acid.layout import staging_dir
 from ..write.schema import ColumnMapping, map_columns
-from ..write.task_writer import InsertTarget, InsertWriter, StagedFile, TableSpec
+from ..write.task_writer import InsertTarget, StagedFile, TableSpec, stage_batches
 from ._compat import driver_process, in_spark_worker
 
 log = logging.getLogger(__name__)
@@ -157,13 +157,5 @@ def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,
     attempt = ctx.taskAttemptId() if ctx is not None else 0
     stage = fs.join(staging_dir(fs, table.table_path, write_id),
                     f"task-{task:05d}-attempt-{attempt}")
-    writer = InsertWriter(fs, table, target, stage, task, heartbeat=heartbeat)
-    try:
-        for batch in iterator:
-            data, parts = mapping.conform(batch)
-            writer.write(data, parts)
-        files = writer.close()
-    except BaseException:
-        writer.discard()
-        raise
+    files = stage_batches(fs, table, target, mapping, iterator, stage, task, heartbeat=heartbeat)
     return task, attempt, files

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Optional, Protocol, Sequence
+from typing import Iterable, Optional, Protocol, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -21,7 +21,7 @@ from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem
 from .acid_file import BASE_STRIPE_SIZE, DELTA_STRIPE_SIZE, AcidFileWriter
 from .partitioning import group_rows, partition_path
-from .schema import row_type_of
+from .schema import ColumnMapping, row_type_of
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +153,22 @@ class InsertWriter:
         for w in self._files.values():
             w.discard()
         self._files.clear()
+
+
+def stage_batches(fs: FileSystem, table: TableSpec, target: InsertTarget, mapping: ColumnMapping,
+                  batches: Iterable[pa.RecordBatch], stage_dir: str, task_index: int,
+                  heartbeat: Optional[Heartbeat] = None) -> list[StagedFile]:
+    """Stage the rows of ``batches`` (matched to the table by ``mapping``) under ``stage_dir``, as
+    one writer (task) does; on any failure what was staged is discarded."""
+    writer = InsertWriter(fs, table, target, stage_dir, task_index, heartbeat=heartbeat)
+    try:
+        for batch in batches:
+            data, parts = mapping.conform(batch)
+            writer.write(data, parts)
+        return writer.close()
+    except BaseException:
+        writer.discard()
+        raise
 
 
 @dataclass
