@@ -129,6 +129,14 @@ def timestamp_bytes(seconds: np.ndarray, nanos: np.ndarray) -> tuple[np.ndarray,
 # ------------------------------------------------------------------------------------------------
 
 
+def _negate_where(neg: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two's complement negation (``~x + 1``, carry into the high word) of the 128-bit values
+    (hi, lo uint64) where ``neg``."""
+    nlo = ~lo + np.uint64(1)
+    nhi = ~hi + (nlo == 0).astype(np.uint64)
+    return np.where(neg, nhi, hi), np.where(neg, nlo, lo)
+
+
 def _divmod10(words: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
     """Long division by 10 of magnitudes given as one uint64 word or as 32-bit limbs (uint64
     arrays), most significant first."""
@@ -154,10 +162,7 @@ def decimal_parts(arr: pa.Array) -> tuple[list[np.ndarray], np.ndarray, np.ndarr
     raw = raw[2 * arr.offset:].reshape(n, 2)
     lo, hi = raw[:, 0].copy(), raw[:, 1].copy()
     neg = hi.view(np.int64) < 0
-    # two's complement negation of the negative ones: ~x + 1 with the carry into the high word
-    nlo = ~lo + np.uint64(1)
-    nhi = ~hi + (nlo == 0).astype(np.uint64)
-    lo, hi = np.where(neg, nlo, lo), np.where(neg, nhi, hi)
+    hi, lo = _negate_where(neg, hi, lo)
     scale = np.full(n, arr.type.scale, dtype=np.int64)
     nonzero = (lo | hi) != 0
     scale[~nonzero] = 0
@@ -196,9 +201,7 @@ def decimal_bytes(limbs: list[np.ndarray], neg: np.ndarray) -> tuple[np.ndarray,
     hashes. Returns (bytes n x 16, lengths)."""
     hi = (limbs[0] << np.uint64(32)) | limbs[1]
     lo = (limbs[2] << np.uint64(32)) | limbs[3]
-    nlo = ~lo + np.uint64(1)
-    nhi = ~hi + (nlo == 0).astype(np.uint64)
-    hi, lo = np.where(neg, nhi, hi), np.where(neg, nlo, lo)
+    hi, lo = _negate_where(neg, hi, lo)
     n = len(neg)
     full = np.stack([hi, lo], axis=1).astype(">u8").view(np.uint8).reshape(n, 16)
     fill = np.where(neg, 0xFF, 0x00)[:, None]
