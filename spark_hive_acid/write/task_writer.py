@@ -129,7 +129,8 @@ class InsertWriter:
         buckets: Optional[np.ndarray] = None
         if self.table.bucketed:
             buckets = bucket_ids([data.column(i) for i in self._bucket_idx], self.table.bucket_types,
-                                 self.table.num_buckets, self.table.bucketing_version)
+                                 self.table.num_buckets, self.table.bucketing_version,
+                                 names=self.table.bucket_columns)
         groups = group_rows(list(partitions), buckets, num_rows=data.num_rows)
         for key, idx in groups:
             if buckets is not None:

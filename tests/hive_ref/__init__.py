@@ -70,6 +70,8 @@ MAX_TXN = 9223372036854775807
 
 _HERE = Path(__file__).resolve().parent
 JAVA_SOURCE = _HERE / "java" / "HiveAcidRef.java"
+#: Every helper class, compiled together: HiveAcidRef (ACID reader/writer), HiveHashRef (bucket hashes).
+JAVA_SOURCES = (JAVA_SOURCE, _HERE / "java" / "HiveHashRef.java")
 JAVA_CLASS = "hiveref.HiveAcidRef"
 #: Default cache for the compiled helper (git-ignored: /work/main/.build/).
 DEFAULT_BUILD_DIR = _HERE.parents[1] / ".build" / "hive_ref"
@@ -327,10 +329,10 @@ def build_helper(build_dir: Optional[os.PathLike] = None) -> Path:
     import pyspark
 
     root = Path(build_dir or os.environ.get("HIVE_REF_BUILD_DIR") or DEFAULT_BUILD_DIR)
-    source = JAVA_SOURCE.read_bytes()
+    source = b"\0".join(src.read_bytes() for src in JAVA_SOURCES)
     digest = hashlib.sha256(source + b"\0" + pyspark.__version__.encode()).hexdigest()[:16]
     classes = root / digest / "classes"
-    marker = classes / "hiveref" / "HiveAcidRef.class"
+    marker = classes / "hiveref" / "HiveHashRef.class"
     if marker.exists():
         return classes
     (root / digest).mkdir(parents=True, exist_ok=True)
@@ -338,7 +340,7 @@ def build_helper(build_dir: Optional[os.PathLike] = None) -> Path:
     try:
         cmd = [
             _find_tool("javac"), "-nowarn", "-encoding", "UTF-8", "-g",
-            "-cp", str(pyspark_jars_dir() / "*"), "-d", str(tmp), str(JAVA_SOURCE),
+            "-cp", str(pyspark_jars_dir() / "*"), "-d", str(tmp), *map(str, JAVA_SOURCES),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -408,6 +410,7 @@ class HiveReference:
         #: default one (``<build dir>/logs/jvm-<python pid>.log``) is removed by close().
         self.log_path = log_path
         self._helper = gateway.jvm.hiveref.HiveAcidRef
+        self._hash_helper = gateway.jvm.hiveref.HiveHashRef
         self._closed = False
         info = json.loads(self._call("ping"))
         #: where ValidReadTxnList / OrcOutputFormat were loaded from, JVM time zone, Java version
@@ -535,9 +538,9 @@ class HiveReference:
         finally:
             java_gateway.get_return_value = patched
 
-    def _call(self, method: str, spec: Optional[dict] = None) -> str:
+    def _call(self, method: str, spec: Optional[dict] = None, helper: Any = None) -> str:
         with self._java(method):
-            fn = getattr(self._helper, method)
+            fn = getattr(self._helper if helper is None else helper, method)
             return fn() if spec is None else fn(json.dumps(spec, allow_nan=True))
 
     # ---- writing --------------------------------------------------------------------------
@@ -781,6 +784,26 @@ class HiveReference:
                 "invalid": invalid,
                 "aborted": [w for w in invalid if wl.isWriteIdAborted(w)],
             }
+
+    # ---- bucket hashing -------------------------------------------------------------------
+
+    def bucket_hashes(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
+                      num_buckets: int = 1) -> dict:
+        """Hive's bucket hash of every row over ``columns`` (the CLUSTERED BY columns, in order).
+
+        Returns ``{"v1": {...}, "v2": {...}}``, each with ``fields`` (one hash per column per
+        row), ``hash`` (the combined ``31*h + field`` per row) and ``bucket``
+        (``(hash & 0x7FFFFFFF) % num_buckets``). Version 1 is Hive 2.3's own
+        ``ObjectInspectorUtils.hashCode``/``getBucketHashCode``; version 2 is Hive 3's
+        ``hashCodeMurmur`` rebuilt from its source over Hive's writables and real ``Murmur3``
+        (see ``java/HiveHashRef.java``). Values as for :meth:`write`; a timestamp may also be
+        Hive's text with nanoseconds (``'2001-02-03 04:05:06.123456789'``), a date is a
+        proleptic-Gregorian day and a timestamp a UTC wall clock (Hive 3's semantics).
+        """
+        schema = _Schema(columns)
+        spec = {"columns": [list(c) for c in schema.columns],
+                "rows": [schema.row_to_json(r) for r in rows], "num_buckets": int(num_buckets)}
+        return json.loads(self._call("bucketHashes", spec, self._hash_helper))
 
 
 def _local_path(p: str) -> str:

@@ -1,14 +1,17 @@
-"""Hive bucket hashing: the worked values of hive-acid-format.md §7, exactly."""
+"""Hive bucket hashing: the worked values of hive-acid-format.md §7 and values derived by hand
+from Hive's source (the randomized comparison with Hive's own code is test_bucketing_hive.py)."""
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_hive_acid.acid.bucketing import (bucket_hash, bucket_ids, field_hash, murmur3_bytes,
-                                            murmur3_int32, murmur3_int64)
+from spark_hive_acid.acid.bucket_values import legacy_seconds
+from spark_hive_acid.acid.bucketing import bucket_hash, bucket_ids, field_hash
+from spark_hive_acid.acid.murmur3 import murmur3_bytes, murmur3_int32, murmur3_int64, murmur3_rows
 from spark_hive_acid.exceptions import InvalidOptionError
 
 
@@ -73,8 +76,93 @@ def test_other_types():
     assert field_hash(pa.array([1.5]), "double", 2).tolist() == [expected]
 
 
+def test_murmur_rows_matches_scalar_per_length():
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, (64, 13), dtype=np.uint8)
+    lengths = np.arange(64) % 14
+    want = [murmur3_bytes(bytes(data[i, :lengths[i]])) for i in range(64)]
+    assert murmur3_rows(data, lengths).tolist() == want
+
+
+def test_v1_text_hashes_start_where_hive_starts():
+    # string: ObjectInspectorUtils' own loop from 0; varchar/char (Text.hashCode) and binary
+    # (BytesWritable.hashCode) use WritableComparator.hashBytes, from 1: 31*(31*1+97)+98
+    assert field_hash(pa.array(["ab"]), "string", 1).tolist() == [31 * 97 + 98]
+    assert field_hash(pa.array(["ab"]), "varchar(9)", 1).tolist() == [4066]
+    assert field_hash(pa.array(["ab   "]), "char(5)", 1).tolist() == [4066]
+    assert field_hash(pa.array([b"ab"]), "binary", 1).tolist() == [4066]
+    assert field_hash(pa.array([""]), "char(3)", 1).tolist() == [1]
+
+
+def test_char_and_varchar_are_cut_to_their_length():
+    # Hive holds 'abcdef' in a char(3) / varchar(3) column as 'abc' (the spec's -885266671)
+    for t in ("char(3)", "varchar(3)", "VARCHAR( 3 )"):
+        assert field_hash(pa.array(["abcdef"]), t, 2).tolist() == [-885266671]
+    assert field_hash(pa.array(["é😀x"]), "varchar(2)", 2).tolist() == \
+        [murmur3_bytes("é😀".encode("utf-8"))]  # characters, not bytes
+
+
+def test_decimal_hashes_the_value_without_trailing_zeros():
+    arr = pa.array([decimal.Decimal("12.50"), decimal.Decimal("-12.50"), decimal.Decimal("0.00"),
+                    decimal.Decimal("1.28"), decimal.Decimal("-1.28"), None], pa.decimal128(10, 2))
+    # v1: BigDecimal(12.5).hashCode() = 31 * 125 + scale 1; zero is 0 at scale 0
+    assert field_hash(arr, "decimal(10,2)", 1).tolist() == [3876, -3874, 0, 31 * 128 + 2,
+                                                             -31 * 128 + 2, 0]
+    # v2: BigInteger.toByteArray() of the unscaled value: 125 -> 7d, 0 -> 00, 128 -> 00 80
+    want = [murmur3_bytes(b) for b in (b"\x7d", b"\x83", b"\x00", b"\x00\x80", b"\x80")] + [0]
+    assert field_hash(arr, "decimal(10,2)", 2).tolist() == want
+    big = 10 ** 38 - 1
+    arr = pa.array([decimal.Decimal(big), decimal.Decimal(-big)], pa.decimal128(38, 0))
+    assert field_hash(arr, "decimal(38,0)", 2).tolist() == [
+        murmur3_bytes(v.to_bytes(16, "big", signed=True)) for v in (big, -big)]
+
+
+def _ts(text: str, unit: str = "ns") -> pa.Array:
+    return pa.array([np.datetime64(text, unit).astype(np.int64)], pa.int64()).cast(pa.timestamp(unit))
+
+
+def test_timestamp_v2_hashes_timestampwritable_bytes():
+    # whole seconds in 0..2^31-1: just the 4 bytes, i.e. the int hash of the seconds
+    assert field_hash(_ts("1970-01-01T00:00:01"), "timestamp", 2).tolist() == [1321152925]
+    # a fraction: flag bit, then the VInt of the reversed nanos digits (0.5 s -> 5)
+    assert field_hash(_ts("1970-01-01T00:00:01.5"), "timestamp", 2).tolist() == \
+        [murmur3_bytes(b"\x80\x00\x00\x01\x05")]
+    # 987654321 needs 4 bytes: the VLong prefix is -112 - 4 = 0x8c
+    assert field_hash(_ts("1970-01-01T00:00:00.123456789"), "timestamp", 2).tolist() == \
+        [murmur3_bytes(bytes.fromhex("80000000" "8c3ade68b1"))]
+    # seconds -1: VInt -0-1 = -1 (0xff) announces a second VLong, -1 >> 31 = -1 (0xff)
+    assert field_hash(_ts("1969-12-31T23:59:59", "us"), "timestamp", 2).tolist() == \
+        [murmur3_bytes(b"\xff" * 6)]
+
+
+def test_timestamp_v1_uses_hybrid_calendar_seconds():
+    def secs(day: str) -> int:
+        return int(np.datetime64(day, "s").astype(np.int64))
+
+    # Julian 0001-01-01 is proleptic 0000-12-30; Julian 1582-10-04 is proleptic 1582-10-14;
+    # a day in the 1582-10-05..14 gap rolls forward like it; from 1582-10-15 nothing moves
+    got = legacy_seconds(np.array([secs(d) for d in ("0001-01-01", "1582-10-04", "1582-10-10",
+                                                      "1582-10-15", "1969-12-31")]))
+    assert got.tolist() == [secs("0001-01-01") - 2 * 86400, secs("1582-10-14"), secs("1582-10-20"),
+                            secs("1582-10-15"), secs("1969-12-31")]
+    # TimestampWritable.hashCode: s = seconds << 30 | nanos; (int) (s >>> 32 ^ s)
+    assert field_hash(_ts("1970-01-01T00:00:01.5"), "timestamp", 1).tolist() == [(1 << 30) + 500000000]
+    # -1 << 30 = 0xFFFFFFFF_C0000000: 0xFFFFFFFF ^ 0xC0000000
+    assert field_hash(_ts("1969-12-31T23:59:59"), "timestamp", 1).tolist() == [0x3FFFFFFF]
+
+
+def test_floats_hash_the_canonical_nan_and_keep_negative_zero():
+    payload = np.array([0x7FC00001, 0xFFC00000], np.uint32).view(np.float32)
+    arr = pa.array(np.concatenate([payload, np.array([-0.0, 0.0], np.float32)]))
+    assert field_hash(arr, "float", 1).tolist() == [0x7FC00000, 0x7FC00000, -2 ** 31, 0]
+    dbl = pa.array(np.array([0x7FF8000000000001], np.uint64).view(np.float64))
+    assert field_hash(dbl, "double", 1).tolist() == [0x7FF80000]
+
+
 def test_unsupported_type_is_refused():
-    with pytest.raises(InvalidOptionError, match="decimal"):
-        field_hash(pa.array([1]), "decimal(10,2)", 2)
+    with pytest.raises(InvalidOptionError, match="struct<a:int>.*supported are"):
+        field_hash(pa.array([{"a": 1}]), "struct<a:int>", 2)
+    with pytest.raises(InvalidOptionError, match="column 'k'.*decimal"):
+        bucket_ids([pa.array([1])], ["decimal(10,2)"], 4, names=["k"])
     with pytest.raises(InvalidOptionError):
         bucket_ids([pa.array([1])], ["int"], 0)
