@@ -35,6 +35,11 @@ class CorruptFileError(HiveAcidError):
     """An ORC file (or side file) cannot be read; the message names the file."""
 
 
+class TransactionLogDamagedError(CorruptFileError):
+    """A record of a path-mode table's transaction log cannot be read or fails its checksum; the
+    table's snapshot cannot be known until it is restored or repaired (the message says how)."""
+
+
 class SchemaMismatchError(HiveAcidError):
     """File schemas (or a DataFrame and a table) cannot be reconciled."""
 

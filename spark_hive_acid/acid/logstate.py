@@ -6,6 +6,7 @@ from it; :mod:`spark_hive_acid.txn.pathlog`, which writes it, describes its layo
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from .snapshot import ValidIdList
-from ..exceptions import PathNotFoundError, StorageError
+from ..exceptions import PathNotFoundError, StorageError, TransactionLogDamagedError
 from ..io.filesystem import FileSystem
 
 log = logging.getLogger(__name__)
@@ -23,10 +24,12 @@ _WRITEIDS, _EVENTS, _HEARTBEATS, _INTENTS = "writeids", "events", "heartbeats", 
 
 COMMITTED, ABORTED, OPEN = "committed", "aborted", "open"
 DEFAULT_TIMEOUT_S = 3600.0
-#: An event file still unreadable after this long belongs to a writer that died mid-write.
-VOID_EVENT_AFTER_S = 30.0
+#: How long a reader waits for the newest event to become readable before calling it damaged: on
+#: file systems where a new file is visible before its content (HDFS), a commit being written.
+EVENT_WRITE_GRACE_S = 5.0
 #: An allocation record still unreadable after this long belongs to a writer that died at once.
 UNREADABLE_RECORD_GRACE_S = 5.0
+CHECKSUM = "checksum"
 _MAX_RETRIES = 10_000
 
 
@@ -99,32 +102,77 @@ def _numbered(fs: FileSystem, path: str, suffix: str) -> list[int]:
     return sorted(out)
 
 
-def _read_json(fs: FileSystem, path: str) -> Optional[dict]:
+# --- records -------------------------------------------------------------------------------------
+def encode_record(record: dict) -> bytes:
+    """A log record as stored: JSON with a SHA-256 checksum of its canonical form, so damage is
+    detected rather than guessed."""
+    body = {k: v for k, v in record.items() if k != CHECKSUM}
+    return json.dumps({**body, CHECKSUM: _checksum(body)}).encode("utf-8")
+
+
+def _checksum(body: dict) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def decode_record(data: bytes) -> dict:
+    """The record stored in ``data``; ValueError (saying what is wrong) when it is damaged.
+    Records written before checksums existed are accepted when they parse."""
+    if not data:
+        raise ValueError("it is empty")
     try:
-        data = fs.read_bytes(path)
-        return json.loads(data.decode("utf-8")) if data else None
-    except (ValueError, UnicodeDecodeError, StorageError):
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ValueError(f"it is not valid JSON ({e})") from None
+    if not isinstance(record, dict):
+        raise ValueError("it is not a JSON object")
+    stored = record.pop(CHECKSUM, None)
+    if stored is not None and stored != _checksum(record):
+        raise ValueError("its checksum does not match its content")
+    return record
+
+
+def _read_json(fs: FileSystem, path: str) -> Optional[dict]:
+    """A record that may be missing or damaged without consequence (heartbeats, intents,
+    allocation records read for display); None then."""
+    try:
+        return decode_record(fs.read_bytes(path))
+    except (ValueError, StorageError):
         return None
 
 
-# --- reading ---------------------------------------------------------------------------------------
+def read_event(fs: FileSystem, table_path: str, seq: int, wait_s: float = 0.0) -> dict:
+    """Event ``seq`` of the chain; TransactionLogDamagedError when it cannot be read within
+    ``wait_s`` seconds (the newest event may still be being written)."""
+    path = _sub(fs, table_path, _EVENTS, f"{seq:019d}.json")
+    deadline = time.time() + wait_s
+    while True:
+        try:
+            record = decode_record(fs.read_bytes(path))
+            if not isinstance(record.get("cumulative"), dict) or record.get("seq") != seq \
+                    or not isinstance(record.get("writeId"), int):
+                raise ValueError("it lacks the fields of a commit/abort record")
+            return record
+        except (ValueError, StorageError) as e:
+            problem = str(e)
+        if time.time() >= deadline:
+            break
+        time.sleep(0.05)
+    raise TransactionLogDamagedError(
+        f"Transaction log record {path} of {table_path} is damaged: {problem}. It records the "
+        "commit or abort of one write, so the table's snapshot cannot be known without it; "
+        "nothing was read or written. Restore the file from a backup or a file-system snapshot, "
+        "or repair the log with spark_hive_acid.txn.pathlog.repair_log(fs, table_path) "
+        "(HiveAcidTable.repairTransactionLog()), which rebuilds the record from the ones after it "
+        "or, when it is the newest, from the write id and state you tell it.")
+
+
 def _latest_event(fs: FileSystem, table_path: str, seqs: Sequence[int],
-                  wait_s: float = 1.0) -> tuple[int, Optional[dict]]:
-    """The latest readable event. An unreadable last event is being written right now: wait a
-    little, then fall back to the one before (an older but consistent state)."""
-    for seq in reversed(seqs):
-        path = _sub(fs, table_path, _EVENTS, f"{seq:019d}.json")
-        deadline = time.time() + wait_s
-        while True:
-            ev = _read_json(fs, path)
-            if ev is not None and "cumulative" in ev:
-                return seq, ev
-            if time.time() >= deadline:
-                break
-            time.sleep(0.01)
-        log.warning("Transaction log event %s is unreadable; using the one before it", path)
-        wait_s = 0.0
-    return 0, None
+                  wait_s: float = EVENT_WRITE_GRACE_S) -> tuple[int, Optional[dict]]:
+    """The newest event (waiting ``wait_s`` for one being written); (0, None) without events."""
+    if not seqs:
+        return 0, None
+    return seqs[-1], read_event(fs, table_path, seqs[-1], wait_s)
 
 
 def load_state(fs: FileSystem, table_path: str) -> Optional[LogState]:
@@ -150,15 +198,11 @@ def read_snapshot(fs: FileSystem, table_path: str) -> Optional[ValidIdList]:
 
 
 def read_events(fs: FileSystem, table_path: str, after_seq: int = 0) -> list[dict]:
-    """Every readable terminal record with seq > ``after_seq``, in commit order."""
-    out = []
-    for seq in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json"):
-        if seq <= after_seq:
-            continue
-        ev = _read_json(fs, _sub(fs, table_path, _EVENTS, f"{seq:019d}.json"))
-        if ev is not None:
-            out.append(ev)
-    return out
+    """Every terminal record with seq > ``after_seq``, in commit order (a damaged one raises
+    TransactionLogDamagedError: the caller would otherwise decide on a guess)."""
+    seqs = [s for s in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json") if s > after_seq]
+    return [read_event(fs, table_path, seq, EVENT_WRITE_GRACE_S if seq == seqs[-1] else 0.0)
+            for seq in seqs]
 
 
 def history(fs: FileSystem, table_path: str) -> list[dict]:

@@ -73,5 +73,10 @@ class PathTable(TableRef):
         """Abort open write ids idle longer than their timeout (or ``older_than_s``)."""
         return pathlog.abort_stale(self.fs, self.path, timeout_s=older_than_s)
 
+    def repair_log(self, write_id: Optional[int] = None, state: Optional[str] = None
+                   ) -> Optional[int]:
+        """Rebuild a damaged record of the transaction log (see ``txn.pathlog.repair_log``)."""
+        return pathlog.repair_log(self.fs, self.path, write_id, state)
+
     def __repr__(self) -> str:
         return f"PathTable({self.uri!r})"

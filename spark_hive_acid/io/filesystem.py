@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
@@ -160,15 +161,26 @@ class LocalFileSystem(FileSystem):
                 pass
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Atomic: the file appears with all of ``data`` (written to a hidden temporary file
+        first, then hard-linked into place, which fails if ``path`` exists), so a reader never sees
+        it half written."""
+        tmp = os.path.join(os.path.dirname(path) or ".",
+                           f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return False
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        return True
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return False
+            return True
+        finally:
+            try:
+                os.remove(tmp)
+            except FileNotFoundError:
+                pass
 
     def join(self, *parts: str) -> str:
         return os.path.join(*parts)

@@ -316,6 +316,17 @@ class HiveAcidTable:
                 "can abort one with MetastoreClient.abort_txns([id]) (Hive: ABORT TRANSACTIONS)")
         return self._ref.abort_stale(olderThanSeconds)
 
+    def repairTransactionLog(self, writeId: Optional[int] = None,
+                             state: Optional[str] = None) -> Optional[int]:
+        """Rebuild the damaged record of a path-mode table's transaction log (reads and writes
+        stop with TransactionLogDamagedError until then). A record followed by others is rebuilt
+        from them; the newest one needs ``writeId`` and ``state`` ("committed" or "aborted"): the
+        error lists the candidates. Returns the record's sequence number (None: nothing damaged)."""
+        if not isinstance(self._ref, PathTable):
+            raise InvalidOptionError("repairTransactionLog is for path-mode tables: a metastore "
+                                     "table keeps its transactions in the metastore")
+        return self._ref.repair_log(writeId, state)
+
     def requestCompaction(self, kind: str = "major", partition: Any = None
                           ) -> CompactionRequestResult:
         """Queue a ``major`` or ``minor`` compaction in the metastore (of ``partition`` for a

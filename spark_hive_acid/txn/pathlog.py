@@ -25,6 +25,12 @@ The only atomic primitive used is :meth:`FileSystem.create_exclusive`:
   left behind. Ids that are not in the log (below the first allocated one, written by Hive) are
   committed.
 
+Damage: every record carries a checksum (:func:`~spark_hive_acid.acid.logstate.encode_record`). A
+commit or abort record that cannot be read, or fails its checksum, is never taken as "open" nor
+skipped: readers and writers stop with TransactionLogDamagedError naming the file, and nobody
+aborts anything on its account. :func:`repair_log` rebuilds it (from the records after it, or from
+what the user says the write was), or the file is restored from a backup.
+
 Stale writers: a write id that shows no sign of life (allocation time, heartbeat) for longer than its
 timeout is aborted by the next writer (:func:`abort_stale`), which also removes its staging files and
 any directories it had begun to rename into the table.
@@ -42,7 +48,12 @@ from typing import Iterator, Optional, Sequence
 
 from ..acid.layout import STAGING_DIR, staging_dir  # noqa: F401  (the log's callers use them)
 from ..acid.snapshot import ValidIdList
-from ..exceptions import CommitConflictError, StorageError
+from ..exceptions import (
+    CommitConflictError,
+    InvalidOptionError,
+    StorageError,
+    TransactionLogDamagedError,
+)
 from ..io.filesystem import FileSystem
 from ..read.listing import walk_partitions
 from .base import CommitOutcome, Transaction
@@ -54,7 +65,6 @@ from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exporte
     LOG_DIR,
     OPEN,
     UNREADABLE_RECORD_GRACE_S,
-    VOID_EVENT_AFTER_S,
     _EVENTS,
     _HEARTBEATS,
     _INTENTS,
@@ -65,6 +75,8 @@ from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exporte
     _merge_ranges,
     _numbered,
     _read_json,
+    encode_record,
+    read_event,
     _sub,
     history,
     load_state,
@@ -169,7 +181,7 @@ def begin(fs: FileSystem, table_path: str, operation: str, *,
     for _ in range(_MAX_RETRIES):
         record["writeId"] = candidate
         path = _sub(fs, table_path, _WRITEIDS, f"{candidate:019d}.json")
-        if fs.create_exclusive(path, json.dumps(record).encode("utf-8")):
+        if fs.create_exclusive(path, encode_record(record)):
             log.info("Allocated write id %d (%s) on %s", candidate, operation, table_path)
             return PathTransaction(table_path, candidate, operation, state.snapshot(), state.seq,
                                    timeout_s, record["startedAt"], fs)
@@ -189,7 +201,7 @@ def heartbeat(fs: FileSystem, table_path: str, write_id: int) -> None:
 def record_intent(fs: FileSystem, table_path: str, write_id: int, dirs: Sequence[str]) -> None:
     """Remember the table directories W is about to create, so an abort can remove them."""
     fs.write_bytes(_sub(fs, table_path, _INTENTS, f"{write_id:019d}.json"),
-                   json.dumps({"writeId": write_id, "dirs": list(dirs)}).encode("utf-8"))
+                   encode_record({"writeId": write_id, "dirs": list(dirs)}))
 
 
 # --- terminal records ------------------------------------------------------------------------------
@@ -202,12 +214,8 @@ def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: st
     """
     for _ in range(_MAX_RETRIES):
         seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
-        seq, ev = _latest_event(fs, table_path, seqs, wait_s=VOID_EVENT_AFTER_S)
-        skipped = [s for s in seqs if s > seq]
-        nxt = (max(seqs) if seqs else 0) + 1
-        if skipped:
-            log.warning("Treating unreadable transaction log events %s of %s as void", skipped,
-                        table_path)
+        seq, ev = _latest_event(fs, table_path, seqs)  # a damaged newest record raises
+        nxt = seq + 1
         cum = ev["cumulative"] if ev else {"terminated": [], "aborted": []}
         terminated = _merge_ranges(tuple(r) for r in cum["terminated"])
         aborted = set(int(a) for a in cum["aborted"])
@@ -229,7 +237,7 @@ def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: st
                                                  _merge_ranges(terminated + ((write_id, write_id),))],
                                   "aborted": sorted(aborted)})
         path = _sub(fs, table_path, _EVENTS, f"{nxt:019d}.json")
-        if fs.create_exclusive(path, json.dumps(record).encode("utf-8")):
+        if fs.create_exclusive(path, encode_record(record)):
             return nxt
     raise StorageError(f"Could not append to the transaction log of {table_path}")
 
@@ -290,6 +298,69 @@ def cleanup(fs: FileSystem, table_path: str, write_id: int, *, published: bool =
             fs.delete(d, recursive=True)
     fs.delete(intent)
     fs.delete(_sub(fs, table_path, _HEARTBEATS, f"{write_id:019d}"))
+
+
+def repair_log(fs: FileSystem, table_path: str, write_id: Optional[int] = None,
+               state: Optional[str] = None) -> Optional[int]:
+    """Rewrite the damaged record of the event chain, if there is one; returns its seq (None when
+    nothing was damaged).
+
+    Each record carries the cumulative state, so a damaged record followed by a readable one is
+    rebuilt exactly: its write id is the one the later records terminate and the earlier ones do
+    not. The newest record has no such witness: then ``write_id`` and ``state`` (``"committed"`` or
+    ``"aborted"``) must say what it recorded (InvalidOptionError lists the candidates: the write
+    ids that are allocated and not terminated before it).
+    """
+    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+    damaged = []
+    for seq in seqs:
+        try:
+            read_event(fs, table_path, seq)
+        except TransactionLogDamagedError:
+            damaged.append(seq)
+    if not damaged:
+        return None
+    seq = damaged[0]
+    if len(damaged) > 1 and damaged[1] == seq + 1:
+        raise InvalidOptionError(
+            f"Transaction log records {damaged} of {table_path} are damaged one after another: "
+            "restore them from a backup (each needs the next one to be rebuilt)")
+    before = read_event(fs, table_path, seq - 1) if seq > 1 else None
+    prev_terminated = _merge_ranges(tuple(r) for r in (before or {}).get(
+        "cumulative", {}).get("terminated", []))
+    prev_aborted = set(int(a) for a in (before or {}).get("cumulative", {}).get("aborted", []))
+    if seq != seqs[-1]:
+        after = read_event(fs, table_path, seq + 1)
+        cum = after["cumulative"]
+        after_terminated = _merge_ranges(tuple(r) for r in cum["terminated"])
+        ids = [w for lo, hi in after_terminated for w in range(lo, hi + 1)
+               if w != after["writeId"] and not any(a <= w <= b for a, b in prev_terminated)]
+        if len(ids) != 1:
+            raise InvalidOptionError(
+                f"Cannot rebuild transaction log record {seq} of {table_path} from the records "
+                f"around it (candidates {ids}); restore it from a backup")
+        write_id, state = ids[0], ABORTED if ids[0] in cum["aborted"] else COMMITTED
+    elif write_id is None or state not in (COMMITTED, ABORTED):
+        allocated = _numbered(fs, _sub(fs, table_path, _WRITEIDS), ".json")
+        open_ids = [w for w in allocated if not any(a <= w <= b for a, b in prev_terminated)]
+        raise InvalidOptionError(
+            f"Transaction log record {seq} of {table_path} is the newest and damaged: nothing "
+            f"says which write it ended or how. Say it: write_id= one of {open_ids} (allocated, "
+            "not ended before it) and state='committed' or 'aborted' (if its directories are in "
+            "the table and its job reported success, it committed)")
+    aborted = prev_aborted | ({write_id} if state == ABORTED else set())
+    record = {"seq": seq, "writeId": write_id, "state": state, "time": time.time(),
+              "reason": "rebuilt by repair_log", "operation": None, "partitions": [],
+              "dmlPartitions": [], "metrics": {},
+              "cumulative": {"terminated": [list(r) for r in
+                                            _merge_ranges(prev_terminated + ((write_id, write_id),))],
+                             "aborted": sorted(aborted)}}
+    path = _sub(fs, table_path, _EVENTS, f"{seq:019d}.json")
+    fs.delete(path)
+    if not fs.create_exclusive(path, encode_record(record)):
+        raise StorageError(f"Could not rewrite {path}")
+    log.warning("Rebuilt transaction log record %s: write id %d %s", path, write_id, state)
+    return seq
 
 
 def _last_sign_of_life(fs: FileSystem, table_path: str, w: int) -> tuple[float, float]:
