@@ -77,7 +77,8 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
             empty = (empty_bases(txn, fs, spec, staged,
                                  replace_all=not write_options.dynamic_overwrite)
                      if overwrite else [])
-            result = commit_write(fs, spec, txn, staged, empty_bases=empty)
+            result = commit_write(fs, spec, txn, staged, empty_bases=empty,
+                                  static_overwrite=overwrite and not write_options.dynamic_overwrite)
     except BaseException as e:
         txn.abort(f"write_table failed: {type(e).__name__}: {e}")
         raise

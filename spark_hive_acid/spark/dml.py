@@ -127,12 +127,14 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
 
 
 def run_dml(ref: TableRef, operation: str, layout: TableLayout,
-            load_at: Callable[[str, str, Any], DataFrame], build: Callable) -> dict:
+            load_at: Callable[[str, str, Any], DataFrame], build: Callable, *,
+            inserts_unmatched: bool = False) -> dict:
     """One DML statement as one transaction on ``ref``.
 
     ``load_at(write_ids, txns, columns)`` reads the target at a snapshot (with row__id; only
     ``columns`` when given); ``build(load, spec)`` returns the plan DataFrame of the module
     docstring from ``load(columns=None)``, the target at the transaction's snapshot.
+    ``inserts_unmatched``: a MERGE that inserts rows no target row matched (a conflict rule).
     """
     fs, path = ref.location()
     spec = TableSpec.of(path, layout)
@@ -143,8 +145,7 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
             plan = build(lambda columns=None: load_at(write_ids, txns, columns), spec)
             staged = stage_dml(plan.sparkSession, fs, spec, layout, txn.write_id, plan,
                                txn.handle().task_heartbeat())
-            result = commit_write(fs, spec, txn, staged,
-                                  dml_partitions=sorted({f.partition for f in staged if f.deletes}))
+            result = commit_write(fs, spec, txn, staged, inserts_unmatched=inserts_unmatched)
     except BaseException as e:
         txn.abort(f"{operation} failed: {type(e).__name__}: {e}")
         remove_quietly(fs, staging_dir(fs, path, txn.write_id))

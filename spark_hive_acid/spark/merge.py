@@ -156,7 +156,7 @@ class HiveAcidMergeBuilder:
                      for n in names]
             return rows.select(cols)
 
-        return table._run("merge", build)
+        return table._run("merge", build, inserts_unmatched=bool(self._not_matched))
 
     def _target_columns(self, full: DataFrame, spec) -> Optional[list[str]]:
         """The target columns a MERGE whose matched clauses only delete must read: those its

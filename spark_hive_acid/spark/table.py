@@ -227,7 +227,7 @@ class HiveAcidTable:
             reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
         return reader
 
-    def _run(self, operation: str, build: Any) -> dict:
+    def _run(self, operation: str, build: Any, *, inserts_unmatched: bool = False) -> dict:
         """One transaction: begin, build the plan from its snapshot, write, commit."""
         def load_at(write_ids: str, txns: str, columns: Optional[Sequence[str]]) -> DataFrame:
             reader = (self._target_reader(columns).option("validWriteIds", write_ids)
@@ -235,7 +235,8 @@ class HiveAcidTable:
             return self._load(reader).alias(self._alias or DEFAULT_ALIAS)
 
         layout = self._ref.layout(self._schema)
-        metrics = dml.run_dml(self._ref, operation, layout, load_at, build)
+        metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
+                              inserts_unmatched=inserts_unmatched)
         log.info("%s on %s committed: %s", operation, self._ref.display, metrics)
         return metrics
 

@@ -134,7 +134,8 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             txn.abort(f"{type(e).__name__}: {e}")
             remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
             raise
-        commit_write(fs, self.spec, txn, staged, empty_bases=empty)
+        commit_write(fs, self.spec, txn, staged, empty_bases=empty,
+                     static_overwrite=self.target.base and self.replace_all)
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         self._stop_keeper()

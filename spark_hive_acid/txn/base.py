@@ -17,11 +17,43 @@ from __future__ import annotations
 
 import abc
 import contextlib
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Protocol, Sequence
 
 from ..acid.snapshot import ValidIdList
 from ..read.listing import leaf_partitions
 from .keepalive import KeepAliveProcess, TaskHeartbeat
+
+
+#: Operations built from rows they read at their snapshot.
+DML_OPERATIONS = frozenset({"delete", "update", "merge"})
+
+
+@dataclass(frozen=True)
+class WriteSet:
+    """What a commit changes, for the write-write conflict rules (``txn.conflicts``)."""
+
+    inserted: frozenset[str] = frozenset()  # partitions that get new rows (insert deltas)
+    deleted: frozenset[str] = frozenset()  # partitions where rows are deleted (delete deltas)
+    overwritten: frozenset[str] = frozenset()  # partitions replaced by base_W (overwrites)
+    static_overwrite: bool = False  # an INSERT OVERWRITE of the whole table
+    reads_table: bool = False  # built from rows it read at its snapshot (DELETE/UPDATE/MERGE)
+    inserts_unmatched: bool = False  # a MERGE inserting rows that no target row matched
+
+    @property
+    def touched(self) -> frozenset[str]:
+        return self.inserted | self.deleted | self.overwritten
+
+    def to_json(self) -> dict:
+        return {"inserted": sorted(self.inserted), "deleted": sorted(self.deleted),
+                "overwritten": sorted(self.overwritten), "staticOverwrite": self.static_overwrite,
+                "readsTable": self.reads_table, "insertsUnmatched": self.inserts_unmatched}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "WriteSet":
+        return cls(frozenset(d.get("inserted", ())), frozenset(d.get("deleted", ())),
+                   frozenset(d.get("overwritten", ())), bool(d.get("staticOverwrite")),
+                   bool(d.get("readsTable")), bool(d.get("insertsUnmatched")))
 
 
 class CommitOutcome(Protocol):
@@ -100,9 +132,9 @@ class Transaction(abc.ABC):
         """Make the partitions written known where the catalog needs them (before commit)."""
 
     @abc.abstractmethod
-    def commit(self, outcome: CommitOutcome, *, dml_partitions: Sequence[str] = ()) -> None:
-        """Make the write visible, all at once. ``dml_partitions``: where it deleted rows (a
-        concurrent DELETE/UPDATE/MERGE there that committed first is a conflict). Raises
+    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None) -> None:
+        """Make the write visible, all at once. ``write_set`` says what it changes, for the
+        conflict rules against concurrent commits (docs/writing.md, "Conflicts"). Raises
         CommitConflictError (nothing committed) or CommitStateUnknownError."""
 
     @abc.abstractmethod

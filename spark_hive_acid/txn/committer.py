@@ -19,29 +19,37 @@ from __future__ import annotations
 import logging
 from typing import Iterable, Optional, Sequence
 
+from ..acid.names import parse_acid_dir
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.task_writer import StagedFile, TableSpec
-from .base import Transaction
+from .base import DML_OPERATIONS, Transaction, WriteSet
 
 log = logging.getLogger(__name__)
 
 
 def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
                  staged: Iterable[StagedFile], *, empty_bases: Sequence[str] = (),
-                 dml_partitions: Optional[Sequence[str]] = None) -> CommitResult:
+                 dml_partitions: Optional[Sequence[str]] = None, static_overwrite: bool = False,
+                 inserts_unmatched: bool = False) -> CommitResult:
     """Publish ``staged`` and commit ``txn`` (see the module docstring); returns what was committed.
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (an overwrite of
-    a partition that received no rows). ``dml_partitions``: where the write deletes rows.
+    a partition that received no rows). What the write changes, for the conflict rules, is read
+    from the staged files; ``dml_partitions`` (where it deletes rows; default: where it staged
+    delete events), ``static_overwrite`` (it replaces the whole table) and ``inserts_unmatched``
+    (a MERGE inserting rows no target row matched) complete it.
     """
+    staged = list(staged)
+    write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
+                           inserts_unmatched)
     try:
         result = publish(fs, table, txn, staged, empty_bases=empty_bases,
                          partition_dirs=txn.partition_dirs())
         txn.register_partitions([p for p in result.partitions if p])
-        txn.commit(result, dml_partitions=dml_partitions or ())
+        txn.commit(result, write_set=write_set)
     except BaseException as e:
         if not isinstance(e, HiveAcidError):
             log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)
@@ -56,6 +64,23 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     log.info("Write id %d (%s) committed on %s: %s", txn.write_id, txn.operation,
              table.table_path, result.metrics)
     return result
+
+
+def _write_set(txn: Transaction, staged: Sequence[StagedFile], empty: Sequence[str],
+               dml_partitions: Optional[Sequence[str]], static_overwrite: bool,
+               inserts_unmatched: bool) -> WriteSet:
+    bases = {f.partition for f in staged if _is_base(f.dir_name)}
+    return WriteSet(
+        inserted=frozenset(f.partition for f in staged if f.inserts and not _is_base(f.dir_name)),
+        deleted=frozenset(dml_partitions if dml_partitions is not None
+                          else (f.partition for f in staged if f.deletes)),
+        overwritten=frozenset(bases | set(empty)), static_overwrite=static_overwrite,
+        reads_table=txn.operation in DML_OPERATIONS, inserts_unmatched=inserts_unmatched)
+
+
+def _is_base(dir_name: str) -> bool:
+    parsed = parse_acid_dir(dir_name)
+    return parsed is not None and parsed.is_base
 
 
 def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequence[StagedFile],

@@ -35,7 +35,7 @@ from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_
 from ..metastore.model import PartitionInfo, TableInfo
 from ..metastore.partitions import make_partition_name, partition_values
 from ..metastore.uris import OPTION_URI
-from .base import CommitOutcome, Transaction
+from .base import CommitOutcome, Transaction, WriteSet
 from .hms_keepalive import HmsBeat, spawn_keepalive
 from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, TaskHeartbeat
 
@@ -168,10 +168,10 @@ class HmsTransaction(Transaction):
         return self
 
     def commit(self, outcome: Optional[CommitOutcome] = None, *,
-               dml_partitions: Sequence[str] = ()) -> None:
+               write_set: Optional[WriteSet] = None) -> None:
         """Commit; raises WriteConflictError / TransactionAbortedError if the metastore refuses,
         CommitStateUnknownError if the connection broke during the call. The metastore decides
-        conflicts itself (its write set), so ``dml_partitions`` is not needed here."""
+        conflicts itself (its locks and write set), so ``write_set`` is not needed here."""
         self._require_open("commit")
         lost = self._heartbeat_error
         if lost is not None:

@@ -56,7 +56,8 @@ from ..exceptions import (
 )
 from ..io.filesystem import FileSystem
 from ..read.listing import walk_partitions
-from .base import CommitOutcome, Transaction
+from .base import CommitOutcome, Transaction, WriteSet
+from .conflicts import conflict, legacy_write_set, write_set_of_record
 from .keepalive import KeepAliveThread, TaskHeartbeat
 from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exported)
     ABORTED,
@@ -145,9 +146,9 @@ class PathTransaction(Transaction):
     def record_intent(self, dirs: Sequence[str]) -> None:
         record_intent(self._fs(), self.table_path, self.write_id, dirs)
 
-    def commit(self, outcome: CommitOutcome, *, dml_partitions: Sequence[str] = ()) -> None:
-        commit(self._fs(), self, partitions=outcome.partitions,
-               dml_partitions=sorted(set(dml_partitions)), metrics=outcome.metrics)
+    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None) -> None:
+        commit(self._fs(), self, partitions=outcome.partitions, metrics=outcome.metrics,
+               write_set=write_set)
         cleanup(self._fs(), self.table_path, self.write_id, published=False)
 
     def abort(self, reason: str = "") -> None:
@@ -243,31 +244,31 @@ def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: st
 
 
 def commit(fs: FileSystem, txn: PathTransaction, *, partitions: Sequence[str] = (),
-           dml_partitions: Sequence[str] = (), metrics: Optional[dict] = None) -> int:
-    """Commit W. ``dml_partitions`` are the partitions where W deletes rows: if another DELETE,
-    UPDATE or MERGE that W's snapshot did not see committed deletes in one of them first, this raises
-    CommitConflictError and W is aborted instead (Hive's write-set check)."""
+           dml_partitions: Sequence[str] = (), metrics: Optional[dict] = None,
+           write_set: Optional[WriteSet] = None) -> int:
+    """Commit W, unless a write W's snapshot did not see committed first and conflicts with it
+    (``txn.conflicts``): then CommitConflictError, and W is aborted instead. ``write_set`` says
+    what W changes (without it: read from the operation, ``partitions`` and ``dml_partitions``,
+    the partitions where W deletes rows)."""
     table = txn.table_path
-    conflict_set = set(dml_partitions)
+    ws = write_set or legacy_write_set(txn.operation, partitions, dml_partitions)
 
     def check(latest_seq: int) -> None:
-        if not conflict_set:
-            return
         for ev in read_events(fs, table, after_seq=txn.snapshot_seq):
             if ev["seq"] > latest_seq or ev.get("state") != COMMITTED:
                 continue
             if txn.snapshot is not None and txn.snapshot.is_valid(ev["writeId"]):
                 continue
-            overlap = conflict_set & set(ev.get("dmlPartitions", []))
-            if overlap:
+            why = conflict(ws, txn.write_id, write_set_of_record(ev), ev["writeId"])
+            if why:
                 raise CommitConflictError(
                     f"Write id {txn.write_id} ({txn.operation}) on {table} conflicts with write id "
-                    f"{ev['writeId']} ({ev.get('operation')}), which changed rows of the same "
-                    f"partition(s) {sorted(overlap)[:5]} and committed first. Nothing was written; "
-                    "run the operation again.")
+                    f"{ev['writeId']} ({ev.get('operation')}), which committed first: {why}. "
+                    "Nothing was written; run the operation again.")
 
     payload = {"operation": txn.operation, "partitions": sorted(set(partitions)),
-               "dmlPartitions": sorted(conflict_set), "metrics": metrics or {}}
+               "dmlPartitions": sorted(ws.deleted), "metrics": metrics or {},
+               "writeSet": ws.to_json()}
     try:
         seq = _append_event(fs, table, txn.write_id, COMMITTED, payload, check)
     except CommitConflictError:

@@ -255,3 +255,37 @@ def test_history_dataframe(acid_spark, tmp_path):
     t.delete("id = 1")
     h = [(r.writeId, r.state, r.operation, r.numDeletedRows) for r in t.history().collect()]
     assert h == [(2, "committed", "delete", 1), (1, "committed", "create", 0)]
+
+
+def test_concurrent_merges_inserting_one_new_key_insert_it_once(acid_spark, tmp_path, monkeypatch):
+    """Issue 13 item 5, through the MERGE builder: two upserts of the same new key, committing at
+    the same moment, used to both insert it."""
+    path = str(tmp_path / "t")
+    t = _make(acid_spark, path, partitionBy="p")
+    barrier = threading.Barrier(2, timeout=120)
+    real_commit = txnlog.commit
+
+    def commit_after_both_wrote(*args, **kwargs):
+        barrier.wait()
+        return real_commit(*args, **kwargs)
+
+    monkeypatch.setattr(txnlog, "commit", commit_after_both_wrote)
+    results = {}
+
+    def run(name, value):
+        src = acid_spark.createDataFrame([(100, value, 1)], "id long, name string, p int")
+        try:
+            results[name] = (HiveAcidTable.forPath(acid_spark, path).alias("t")
+                             .merge(src.alias("s"), "t.id = s.id")
+                             .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+        except Exception as e:  # noqa: BLE001
+            results[name] = e
+
+    threads = [threading.Thread(target=run, args=(n, n)) for n in ("a", "b")]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(300)
+    errors = [r for r in results.values() if isinstance(r, Exception)]
+    assert len(errors) == 1 and isinstance(errors[0], CommitConflictError), results
+    assert [r for r in _rows(t) if r[0] == 100] in ([(100, "a", 1)], [(100, "b", 1)])

@@ -1,0 +1,148 @@
+"""Write operations of every kind, built from the library's own writer and commit primitives (no
+Spark, so hundreds of concurrent rounds fit in a test), each split into ``prepare`` (begin the
+transaction, read its snapshot, stage its files: what a job does) and ``commit``, plus the model of
+what it does to a table's rows. Tests interleave them on real threads and judge the result by the
+serial-order yardstick."""
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+import pyarrow as pa
+
+from spark_hive_acid import read_table, write_table
+from spark_hive_acid.acid.layout import staging_dir
+from spark_hive_acid.catalog import PathTable
+from spark_hive_acid.txn.committer import commit_write, empty_bases
+from spark_hive_acid.write.schema import map_columns
+from spark_hive_acid.write.task_writer import (DeleteWriter, InsertTarget, TableSpec,
+                                               stage_batches)
+
+Row = tuple[int, int, int]  # (id, v, p)
+KINDS = ("append", "static", "dynamic", "delete", "update", "merge")
+
+
+def table_rows(path: str) -> Counter:
+    t = read_table(path)
+    return Counter(zip(t.column("id").to_pylist(), t.column("v").to_pylist(),
+                       t.column("p").to_pylist()))
+
+
+def new_table(path: str, rows: list[Row]) -> None:
+    write_table(_arrow(rows), path, partition_by=["p"])
+
+
+def _arrow(rows: list[Row]) -> pa.Table:
+    return pa.table({"id": pa.array([r[0] for r in rows], pa.int64()),
+                     "v": pa.array([r[1] for r in rows], pa.int64()),
+                     "p": pa.array([r[2] for r in rows], pa.int32())})
+
+
+@dataclass
+class Op:
+    kind: str
+    rows: list[Row] = field(default_factory=list)  # append / overwrite / merge source
+    ids: frozenset[int] = frozenset()  # delete / update
+    _commit: Optional[Callable[[], None]] = None
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({sorted(self.ids) or self.rows})"
+
+    # -- the model --------------------------------------------------------------------------
+    def apply(self, rows: list[Row]) -> list[Row]:
+        if self.kind == "append":
+            return rows + self.rows
+        if self.kind == "static":
+            return list(self.rows)
+        if self.kind == "dynamic":
+            parts = {r[2] for r in self.rows}
+            return [r for r in rows if r[2] not in parts] + self.rows
+        if self.kind == "delete":
+            return [r for r in rows if r[0] not in self.ids]
+        if self.kind == "update":
+            return [(i, v + 1, p) if i in self.ids else (i, v, p) for i, v, p in rows]
+        source = {r[0]: r for r in self.rows}  # merge: upsert by id
+        out = [(i, source[i][1], p) if i in source else (i, v, p) for i, v, p in rows]
+        present = {r[0] for r in rows}
+        return out + [r for r in self.rows if r[0] not in present]
+
+    # -- the real thing ---------------------------------------------------------------------
+    def prepare(self, path: str) -> None:
+        """Begin, read, stage: everything but the commit (kept in ``self._commit``)."""
+        ref = PathTable(path)
+        layout = ref.layout()
+        fs, location = ref.location()
+        spec = TableSpec.of(location, layout)
+        op = {"append": "append", "static": "overwrite", "dynamic": "overwrite"}.get(
+            self.kind, self.kind)
+        txn = ref.begin(op)
+        stage = fs.join(staging_dir(fs, location, txn.write_id), "t")
+        mapping = map_columns(layout, _arrow(self.rows or [(0, 0, 0)]).schema)
+        if self.kind in ("append", "static", "dynamic"):
+            base = self.kind != "append"
+            staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=base), mapping,
+                                   _arrow(self.rows).to_batches(), stage, 0)
+            static = self.kind == "static"
+            empty = empty_bases(txn, fs, spec, staged, replace_all=static) if base else []
+            self._commit = lambda: commit_write(fs, spec, txn, staged, empty_bases=empty,
+                                                static_overwrite=static)
+            return
+        target = read_table(path, includeRowId="true", validWriteIds=txn.snapshot_string)
+        ids = np.asarray(target.column("id").to_pylist(), dtype=np.int64)
+        if self.kind == "merge":
+            source = {r[0]: r for r in self.rows}
+            hit = np.isin(ids, list(source))
+            present = set(ids.tolist())
+            inserts = [r for r in self.rows if r[0] not in present]
+        else:
+            hit = np.isin(ids, list(self.ids))
+            inserts = []
+        staged = []
+        if hit.any():
+            rid = target.column("row__id").combine_chunks()
+            deleter = DeleteWriter(fs, spec, txn.write_id, 0, stage)
+            deleter.write(np.asarray(rid.field("writeId"))[hit], np.asarray(rid.field("bucketId"))[hit],
+                          np.asarray(rid.field("rowId"))[hit],
+                          [pa.array(np.asarray(target.column("p").to_pylist())[hit], pa.int32())])
+            staged += deleter.close()
+            old = target.filter(pa.array(hit))
+            new_v = [source[i][1] for i in old.column("id").to_pylist()] if self.kind == "merge" \
+                else [v + 1 for v in old.column("v").to_pylist()]
+            versions = list(zip(old.column("id").to_pylist(), new_v, old.column("p").to_pylist()))
+            if self.kind != "delete":
+                staged += stage_batches(fs, spec, InsertTarget(txn.write_id, 1), mapping,
+                                        _arrow(versions).to_batches(), stage + "u", 0)
+        if inserts:
+            staged += stage_batches(fs, spec, InsertTarget(txn.write_id, 2), mapping,
+                                    _arrow(inserts).to_batches(), stage + "i", 0)
+        unmatched = self.kind == "merge"
+        self._commit = lambda: commit_write(fs, spec, txn, staged, inserts_unmatched=unmatched)
+
+    def commit(self) -> None:
+        assert self._commit is not None
+        self._commit()
+
+
+def random_op(kind: str, rng: random.Random) -> Op:
+    def rows(n: int, parts=(0, 1, 2, 3)) -> list[Row]:
+        ids = rng.sample(range(10), n)
+        return [(i, rng.randrange(100, 200), rng.choice(parts)) for i in ids]
+
+    if kind in ("append", "static", "dynamic", "merge"):
+        return Op(kind, rows(rng.randint(1, 3)))
+    return Op(kind, ids=frozenset(rng.sample(range(10), rng.randint(1, 4))))
+
+
+def serial_results(initial: list[Row], ops: list[Op]) -> list[Counter]:
+    """The table after the operations in each possible order."""
+    out = []
+    for order in itertools.permutations(ops):
+        rows = list(initial)
+        for op in order:
+            rows = op.apply(rows)
+        out.append(Counter(rows))
+    return out
