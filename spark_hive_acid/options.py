@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
@@ -77,6 +78,9 @@ OPTIONS: tuple[Option, ...] = (
     _opt("webhdfsTimeout", (READ, WRITE, STORAGE), "seconds per WebHDFS request"),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
 # --- lookup ----------------------------------------------------------------------------------------
@@ -145,10 +149,9 @@ def get_seconds(options: Mapping[str, str], name: str,
     raw = get_str(options, name)
     if raw is None:
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InvalidOptionError(f"Option {name}='{raw}' must be a number of seconds") from None
+    if not _NUMBER.fullmatch(raw):  # float() also takes '1_0', 'nan' and other scripts' digits
+        raise InvalidOptionError(f"Option {name}='{raw}' must be a number of seconds")
+    value = float(raw)
     if not math.isfinite(value) or value <= 0:
         raise InvalidOptionError(f"Option {name}='{raw}' must be a positive number of seconds")
     return value

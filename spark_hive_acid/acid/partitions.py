@@ -66,7 +66,7 @@ def value_string(value: Any) -> Optional[str]:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, _dt.datetime):
-        return value.isoformat(sep=" ")
+        return timestamp_string(value)
     if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, bytes):
@@ -74,13 +74,37 @@ def value_string(value: Any) -> Optional[str]:
     return str(value)
 
 
+def timestamp_string(value: _dt.datetime) -> str:
+    """Hive's text of a timestamp: ``yyyy-MM-dd HH:mm:ss[.fffffffff]`` without trailing zeros in the
+    fraction, as its ``Timestamp.toString`` prints it. A zone-aware value (Spark's TIMESTAMP) is
+    written as its UTC wall clock, as the data columns store it."""
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}".rstrip("0")
+    return text
+
+
+#: Most file systems refuse a path component longer than this many bytes.
+MAX_NAME_BYTES = 255
+
+
 def partition_name(keys: Sequence[str], values: Sequence[Optional[str]]) -> str:
     """``k1=v1/k2=v2`` (Hive's ``makePartName``: keys and values escaped; '' for no keys)."""
     if len(keys) != len(values):
         raise InvalidOptionError(
             f"Partition has {len(values)} values for {len(keys)} keys ({', '.join(keys)})")
-    return "/".join(f"{escape(k)}={escape_value(None if v is None else str(v))}"
-                    for k, v in zip(keys, values))
+    parts = [f"{escape(k)}={escape_value(None if v is None else str(v))}"
+             for k, v in zip(keys, values)]
+    for key, part in zip(keys, parts):
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise InvalidOptionError(
+                f"A value of partition column '{key}' is too long for a directory name "
+                f"({len(part.encode('utf-8'))} bytes escaped, at most {MAX_NAME_BYTES}): "
+                f"'{part[:60]}...'. Partition by a shorter column (e.g. a hash or prefix of it); "
+                "nothing was written.")
+    return "/".join(parts)
 
 
 def parse_partition_name(name: str) -> dict[str, str]:

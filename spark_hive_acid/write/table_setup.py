@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import Optional, Sequence
 
 import pyarrow as pa
 
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
 from ..acid.names import is_hidden
 from ..acid.types import arrow_to_hive
-from ..exceptions import InvalidOptionError, NotAnAcidTableError
+from ..exceptions import InvalidOptionError, NotAnAcidTableError, SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..read.listing import walk_partitions
+from ..read.scan import ROW_ID_COLUMN, TableScan
 from .options import WriteOptions
 from .schema import check_names
 
@@ -28,6 +29,7 @@ def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
     """A new table's layout from the DataFrame's schema and the creation options."""
     partition_by = opts.partition_by if partition_by is None else partition_by
     check_names(partition_by, schema.names, "Option partitionBy")
+    check_reserved_names(schema.names, partition_by)
     check_names(opts.bucket_by, schema.names, "Option bucketBy")
     part_low = {p.lower() for p in partition_by}
     if part_low and {b.lower() for b in opts.bucket_by} & part_low:
@@ -45,6 +47,29 @@ def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
                        bucket_columns=[by_low[b.lower()].name for b in opts.bucket_by],
                        num_buckets=opts.num_buckets or 0, bucketing_version=version,
                        compression=opts.compression or "ZLIB", properties=props)
+
+
+#: Column names a table may not have: the ROW__ID column readers add, and the DML plan's own.
+RESERVED_COLUMN = ROW_ID_COLUMN
+RESERVED_PREFIX = "__hiveacid_"
+
+
+def check_reserved_names(columns: Sequence[str], partition_by: Sequence[str]) -> None:
+    """Refuse, before anything is written, names a table could not read back: a column named like
+    the ROW__ID column or our DML's internal columns, and partition columns whose directories
+    would be hidden (Hive, Trino and this library skip names starting with '_' or '.')."""
+    for name in columns:
+        if name.lower() == RESERVED_COLUMN or name.lower().startswith(RESERVED_PREFIX):
+            raise InvalidOptionError(
+                f"Column '{name}' has a reserved name: {RESERVED_COLUMN} is the ROW__ID column "
+                f"readers add, and names starting with {RESERVED_PREFIX} are the DML's own; "
+                f"rename it (df.withColumnRenamed('{name}', ...)). Nothing was written.")
+    for name in partition_by:
+        if is_hidden(name):
+            raise InvalidOptionError(
+                f"Partition column '{name}' starts with '{name[0]}': its directories "
+                f"('{name}=...') would be hidden from Hive, Trino and every reader, so its rows "
+                "could never be read. Rename the column. Nothing was written.")
 
 
 def _check_against(layout: TableLayout, opts: WriteOptions, path: str) -> None:
@@ -100,4 +125,23 @@ def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Sche
             f"Table {path} is partitioned by ({', '.join(on_disk)}) on disk, not "
             f"({', '.join(opts.partition_by)})")
     log.info("Adopting the Hive ACID table at %s (partitions: %s)", path, on_disk or "none")
-    return _save_new(fs, path, layout_from_schema(opts, schema, on_disk)), False
+    return _save_new(fs, path, layout_from_schema(opts, _adopted_schema(path, schema, on_disk),
+                                                  on_disk)), False
+
+
+def _adopted_schema(path: str, incoming: pa.Schema, partitions: Sequence[str]) -> pa.Schema:
+    """The columns of a table written without this library's layout file (by Hive): the data
+    columns as its files hold them (names, order and types: the DataFrame is then matched to them
+    by name, never the other way round), the partition columns as the directories name them (typed
+    like the incoming column of that name, else as the reader infers them)."""
+    try:
+        scan = TableScan({"path": path})
+    except SchemaMismatchError:
+        log.warning("%s has no data file to take its columns from; using the written data's", path)
+        return incoming
+    by_low = {f.name.lower(): f for f in incoming}
+    fields = [pa.field(c.name, c.type) for c in scan.data_columns]
+    for c in scan.partition_columns:
+        given = by_low.get(c.name.lower())
+        fields.append(pa.field(c.name, given.type if given is not None else c.type))
+    return pa.schema(fields)
