@@ -30,6 +30,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from ..catalog import TableRef, table_ref
+from ..exceptions import TransactionAbortedError
 from ..io.filesystem import FileSystem
 from ..txn.base import TxnHandle
 from ..txn.committer import commit_write, empty_bases, remove_quietly
@@ -118,15 +119,17 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
         return HiveAcidCommitMessage(task, attempt, files)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        """Publish and commit. The keep-alive process keeps watching the driver until the commit
+        is through: if the driver dies mid-publish, it aborts and removes what was published; if
+        the commit fails, Spark calls :meth:`abort`, which decides what becomes of it."""
         fs = self.fs
         staged = [f for m in messages if isinstance(m, HiveAcidCommitMessage) for f in m.files]
         try:
             txn = self.handle.resume()
-        except BaseException:
+        except TransactionAbortedError:  # gone: nothing left to keep alive or to abort
             self._stop_keeper()
             remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
             raise
-        self._stop_keeper()
         try:
             empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all)
                      if self.target.base else [])
@@ -136,14 +139,23 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             raise
         commit_write(fs, self.spec, txn, staged, empty_bases=empty,
                      static_overwrite=self.target.base and self.replace_all)
+        self._stop_keeper()
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
-        self._stop_keeper()
+        """Abort; where that cannot be confirmed (a metastore out of reach, or a commit whose
+        outcome is unknown) the keep-alive process takes the abort over and retries until the
+        metastore answers, so the transaction never stays open holding its lock."""
         fs = self.fs
         try:
-            self.handle.abort("Spark job failed")
+            confirmed = self.handle.abort("Spark job failed")
+        except BaseException:
+            confirmed = False
+            raise
         finally:
-            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+            if self.helper is not None:
+                (self.helper.stop if confirmed is not False else self.helper.abort)()
+            if confirmed is not False:  # else the keep-alive process needs what staging holds
+                remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
 
 
 def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,

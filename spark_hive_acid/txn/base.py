@@ -74,8 +74,9 @@ class TxnHandle(Protocol):
     def resume(self) -> "Transaction":
         """The transaction, live in this process (heartbeating again where it needs to)."""
 
-    def abort(self, reason: str) -> None:
-        """Abort it without resuming (idempotent; already-ended transactions are left alone)."""
+    def abort(self, reason: str) -> Optional[bool]:
+        """Abort it without resuming (idempotent; already-ended transactions are left alone).
+        False when that could not be confirmed (hand it to the keep-alive process then)."""
 
     def task_heartbeat(self) -> TaskHeartbeat:
         """What executor tasks call while they write under this write id."""
@@ -138,9 +139,10 @@ class Transaction(abc.ABC):
         CommitConflictError (nothing committed) or CommitStateUnknownError."""
 
     @abc.abstractmethod
-    def abort(self, reason: str = "") -> None:
+    def abort(self, reason: str = "") -> Optional[bool]:
         """End the transaction without effect and remove the directories it had published
-        (idempotent; a committed transaction is left alone)."""
+        (idempotent; a committed transaction is left alone). False when the end could not be
+        confirmed (a metastore out of reach): a keep-alive process must finish it."""
 
     @property
     def commit_state_unknown(self) -> bool:

@@ -11,8 +11,9 @@
 
 On any failure before the commit went through, the transaction is aborted, which removes the
 directories it published. When the outcome of the commit itself is unknown (the metastore
-connection broke during ``commit_txn``), nothing is removed: the files may be committed. The
-staging directory is always removed.
+connection broke during ``commit_txn``), or an abort cannot be confirmed, nothing is removed: the
+files may be committed, and whoever finishes the abort (the keep-alive process) finds what was
+published in the staging directory's intents. Otherwise the staging directory is removed.
 """
 from __future__ import annotations
 
@@ -53,14 +54,16 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     except BaseException as e:
         if not isinstance(e, HiveAcidError):
             log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)
+        confirmed = False
         if not txn.commit_state_unknown:
             try:
-                txn.abort(f"commit failed: {type(e).__name__}: {e}")
+                confirmed = txn.abort(f"commit failed: {type(e).__name__}: {e}") is not False
             except Exception as e2:  # noqa: BLE001 - the original error matters more
                 log.error("Could not abort write id %d: %s", txn.write_id, e2)
+        if confirmed:  # else whoever finishes the abort needs the intents staging holds
+            remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
         raise
-    finally:
-        remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
+    remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
     log.info("Write id %d (%s) committed on %s: %s", txn.write_id, txn.operation,
              table.table_path, result.metrics)
     return result

@@ -14,9 +14,10 @@ The locks it takes are Hive's (:mod:`spark_hive_acid.metastore.locks`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from .. import options as opt
 from ..acid.snapshot import ValidIdList
@@ -36,7 +37,8 @@ from ..metastore.model import PartitionInfo, TableInfo
 from ..metastore.partitions import make_partition_name, partition_values
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
-from .hms_keepalive import HmsBeat, spawn_keepalive
+from .hms_keepalive import HmsBeat, WriteLeftovers, abort_and_clean, spawn_keepalive
+from .processes import this_process
 from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, TaskHeartbeat
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,7 @@ class TransactionHandle:
     write_id: int
     lock_id: Optional[int] = None
     options: Mapping[str, str] = field(default_factory=dict, hash=False)
+    location: Optional[str] = None  # the table's location: where its write left files
 
     def client(self) -> MetastoreClient:
         return client_from_options(self.options, uris=self.uris)
@@ -69,19 +72,20 @@ class TransactionHandle:
         """The transaction, live again in this process (see :meth:`HmsTransaction.resume`)."""
         return HmsTransaction.resume(self.client(), self, table=table)
 
-    def abort(self, reason: str = "") -> None:
-        """Abort it from here (idempotent). If the metastore cannot be reached the transaction's
-        heartbeat has stopped, so the metastore times it out (``hive.txn.timeout``)."""
+    def leftovers(self) -> Optional[WriteLeftovers]:
+        return (WriteLeftovers(self.location, self.options, self.write_id)
+                if self.location else None)
+
+    def abort(self, reason: str = "") -> bool:
+        """Abort it from here (idempotent) and remove what the write left; True once the
+        metastore confirmed the transaction is not open any more, False when it could not be
+        reached (hand the abort to the keep-alive process then: ``KeepAliveProcess.abort``)."""
+        log.info("aborting txn %d on %s.%s (%s)", self.txn_id, self.db, self.table, reason)
+        client = self.client()
         try:
-            with self.client() as c:
-                c.abort_txn(self.txn_id)
-            log.info("aborted txn %d on %s.%s (%s)", self.txn_id, self.db, self.table, reason)
-        except TransactionAbortedError:
-            log.info("txn %d was already aborted or gone", self.txn_id)
-        except MetastoreError as e:
-            log.error("could not abort txn %d on %s.%s (%s); its heartbeat has stopped, so the "
-                      "metastore times it out (hive.txn.timeout)", self.txn_id, self.db,
-                      self.table, e)
+            return abort_and_clean(client, self.txn_id, self.leftovers())
+        finally:
+            client.close()
 
     def task_heartbeat(self) -> TaskHeartbeat:
         return NO_TASK_HEARTBEAT  # tasks never talk to the metastore: a keeper heartbeats it
@@ -132,6 +136,7 @@ class HmsTransaction(Transaction):
         self.partitions_written: list[str] = []
         self._keeper: Optional[KeepAliveThread] = None
         self._published: list[str] = []
+        self.location: Optional[str] = table.location if table is not None else None
         self._partition_dirs: Optional[dict[str, str]] = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -142,6 +147,7 @@ class HmsTransaction(Transaction):
         try:
             if self.table is None:
                 self.table = self.client.get_table(self.db, self.tbl)
+            self.location = self.location or self.table.location
             read_infos = [self.client.get_table(d, t, require_acid=False)
                           for d, t in self._read_table_names]
             names = None
@@ -184,7 +190,7 @@ class HmsTransaction(Transaction):
             self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]
         except TransactionAbortedError:
             self._finish("aborted")
-            self._remove_published()
+            self._remove_published(confirmed=True)
             raise
         except MetastoreUnavailableError as e:
             self._finish("unknown")
@@ -198,15 +204,17 @@ class HmsTransaction(Transaction):
         log.info("committed txn %d on %s", self.txn_id, self.full_name)
         self._finish("committed")
 
-    def abort(self, reason: str = "") -> None:
+    def abort(self, reason: str = "") -> bool:
         """Abort (idempotent; a no-op once committed or aborted). Releases the locks and removes
-        the directories this transaction had published."""
+        the directories this transaction had published. Returns True once the metastore confirmed
+        the transaction is not open; False when it could not be reached, or when a commit's
+        outcome is unknown (then a keep-alive process must finish the abort:
+        ``KeepAliveProcess.abort``, which retries until the metastore answers)."""
         if self.state != "open":
-            if self.state == "aborted":
-                self._remove_published()
             self._close_client()
-            return
+            return self.state in ("aborted", "committed", "new")
         self._stop_heartbeat()
+        confirmed = True
         try:
             self.client.abort_txn(self.txn_id)  # type: ignore[arg-type]
             log.info("aborted txn %d on %s%s", self.txn_id, self.full_name,
@@ -214,10 +222,13 @@ class HmsTransaction(Transaction):
         except TransactionAbortedError:
             log.info("txn %d was already aborted or gone", self.txn_id)
         except MetastoreError as e:
-            log.error("could not abort txn %s on %s (%s); it stays open until the metastore "
-                      "times it out", self.txn_id, self.full_name, e)
+            confirmed = False
+            log.error("could not abort txn %s on %s (%s); it stays open until its keep-alive "
+                      "process or the metastore's house keeper ends it", self.txn_id,
+                      self.full_name, e)
         self._finish("aborted")
-        self._remove_published()
+        self._remove_published(confirmed)
+        return confirmed
 
     @property
     def commit_state_unknown(self) -> bool:
@@ -322,19 +333,51 @@ class HmsTransaction(Transaction):
         self.record_partitions(list(written))
 
     def record_intent(self, dirs: Sequence[str]) -> None:
+        """Written down in the staging directory too, where a keep-alive process that outlives
+        this one finds what to remove."""
         self._published.extend(dirs)
+        leftovers = self._leftovers()
+        if leftovers is not None:
+            leftovers.record_intent(self._published)
 
-    def _remove_published(self) -> None:
-        if not self._published:
-            return
-        info = self.table
-        fs = get_filesystem(info.location, self.options)[0] if info is not None else None
-        for d in self._published if fs is not None else ():
-            try:
-                fs.delete(d, recursive=True)
-            except Exception as e:  # noqa: BLE001 - cleanup must not hide the real outcome
-                log.warning("could not remove %s: %s", d, e)
+    def _leftovers(self) -> Optional[WriteLeftovers]:
+        if not self.location or self.write_id is None:
+            return None
+        return WriteLeftovers(self.location, self.options, self.write_id)
+
+    def _remove_published(self, confirmed: bool = True) -> None:
+        """Remove what this write published (``confirmed``: the abort is confirmed; without it,
+        the directories still go, since this process is aborting and never commits, but the
+        intents stay for the keep-alive process that finishes the abort)."""
+        leftovers = self._leftovers()
+        if leftovers is not None and self._published and confirmed:
+            leftovers.remove(published=True)
+        elif self._published and self.location:
+            fs = get_filesystem(self.location, self.options)[0]
+            for d in self._published:
+                try:
+                    fs.delete(d, recursive=True)
+                except Exception as e:  # noqa: BLE001 - cleanup must not hide the outcome
+                    log.warning("could not remove %s: %s", d, e)
         self._published = []
+
+    @contextlib.contextmanager
+    def keep_alive(self) -> Iterator[None]:
+        """Besides its own heartbeat thread, a keep-alive process watches this process while the
+        block runs: if this process dies (kill -9), or fails and cannot confirm its abort, the
+        process aborts the transaction, retrying until the metastore confirms, and cleans up."""
+        keeper = spawn_keepalive(self.handle(), float(self.heartbeat_interval or 60.0),
+                                 this_process())
+        try:
+            yield
+        except BaseException as e:
+            confirmed = self.abort(f"{type(e).__name__}: {e}")
+            if confirmed:
+                keeper.stop()
+            else:
+                keeper.abort()
+            raise
+        keeper.stop()
 
     def handle(self) -> TransactionHandle:
         """A picklable description for other processes (no socket, no thread)."""
@@ -344,7 +387,8 @@ class HmsTransaction(Transaction):
             int(self.txn_id),  # type: ignore[arg-type]
             int(self.write_id if self.write_id is not None else self.txn_id), self.lock_id,
             {**self.options, "metastoretimeout": str(self.client.timeout),
-             "heartbeatinterval": str(self.heartbeat_interval or "")})
+             "heartbeatinterval": str(self.heartbeat_interval or "")},
+            self.location)
 
     def detach(self) -> TransactionHandle:
         """Hand the open transaction to another process: stop heartbeating it here and close the
@@ -391,6 +435,7 @@ class HmsTransaction(Transaction):
             txn._close_client()
             raise
         txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
+        txn.location = txn.location or handle.location
         if table is not None:
             txn.lock_specs = lock_specs(txn.operation, table)
         txn.state = "open"

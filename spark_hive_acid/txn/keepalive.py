@@ -36,9 +36,12 @@ from .processes import is_alive, process_info
 log = logging.getLogger(__name__)
 
 PROCESS_POLL_S = 0.25
+#: How long an orphaned transaction's keeper keeps trying to abort it (the metastore may be down).
+ORPHAN_ABORT_FOR_S = 3600.0
 PROCESS_START_TIMEOUT_S = 120.0
 MIN_INTERVAL_S = 0.05
 HELPER_MODULE = "spark_hive_acid.txn.keepalive"
+STOP_FILE, ABORT_FILE = "stop", "abort"
 
 
 class Beat(Protocol):
@@ -48,8 +51,9 @@ class Beat(Protocol):
         """Send one heartbeat; raise TransactionAbortedError once the transaction is gone (committed,
         aborted or timed out); other errors are retried at the next interval."""
 
-    def abort_orphan(self, reason: str) -> None:
-        """Abort the transaction because the process that owned it died."""
+    def abort_orphan(self, reason: str) -> Optional[bool]:
+        """Abort the transaction because its owner died or gave up; False when that could not be
+        confirmed yet (the caller tries again), True or None when it is done."""
 
 
 def run_loop(target: Beat, interval: float, stop: Callable[[float], bool],
@@ -69,11 +73,7 @@ def run_loop(target: Beat, interval: float, stop: Callable[[float], bool],
         if owner_alive is not None and not owner_alive():
             if stop(0.0):  # commit/abort began just before the owner died
                 return "stopped"
-            try:
-                target.abort_orphan("the process that owned it is gone")
-            except Exception as e:  # noqa: BLE001 - committed meanwhile, or unreachable
-                log.warning("abort after the owner died failed: %s", e)
-            return "owner gone: aborted"
+            return abort_until_done(target, "the process that owned it is gone")
         if time.monotonic() >= next_beat:
             try:
                 target.beat()
@@ -86,6 +86,24 @@ def run_loop(target: Beat, interval: float, stop: Callable[[float], bool],
             except Exception as e:  # noqa: BLE001 - keep trying until told to stop
                 log.warning("heartbeat failed (%s); retrying", e)
             next_beat = time.monotonic() + interval
+
+
+def abort_until_done(target: Beat, reason: str, give_up_after: float = ORPHAN_ABORT_FOR_S) -> str:
+    """Abort ``target``'s transaction, retrying (with growing pauses) until it is confirmed."""
+    deadline = time.monotonic() + give_up_after
+    pause = 1.0
+    while True:
+        try:
+            if target.abort_orphan(reason) is not False:
+                return f"aborted: {reason}"
+        except Exception as e:  # noqa: BLE001 - keep trying: leaving it open keeps its lock
+            log.warning("abort failed (%s); retrying", e)
+        if time.monotonic() + pause > deadline:
+            log.error("gave up aborting after %.0f s; the metastore's house keeper must time "
+                      "the transaction out", give_up_after)
+            return "gave up aborting"
+        time.sleep(pause)
+        pause = min(pause * 2, 30.0)
 
 
 class KeepAliveThread:
@@ -157,14 +175,23 @@ class KeepAliveProcess:
 
     def stop(self, wait_s: float = 5.0) -> None:
         """Ask the helper to stop (it never aborts then) and wait a little for it to go."""
-        try:
-            with open(self.stop_file, "w") as f:
-                f.write("stop\n")
-        except OSError:
-            pass  # its directory is gone: the helper has already ended
+        self._signal(self.stop_file)
         deadline = time.monotonic() + wait_s
         while self.alive() and time.monotonic() < deadline:
             time.sleep(0.05)
+
+    def abort(self) -> None:
+        """Hand the abort over: the helper stops heartbeating and aborts the transaction,
+        retrying until the metastore confirms, then cleans up and exits (without waiting)."""
+        self._signal(self.stop_file[: -len(STOP_FILE)] + ABORT_FILE)
+
+    @staticmethod
+    def _signal(path: str) -> None:
+        try:
+            with open(path, "w") as f:
+                f.write("1\n")
+        except OSError:
+            pass  # its directory is gone: the helper has already ended
 
 
 def spawn_keepalive_process(target_ref: str, target_args: dict[str, Any], interval: float,
@@ -203,7 +230,7 @@ def spawn_keepalive_process(target_ref: str, target_args: dict[str, Any], interv
                              f"{text or 'no answer'} {detail}".strip())
     pid = int(text.split()[1])
     info = process_info(pid)
-    return KeepAliveProcess(pid, info.start if info else None, os.path.join(work, "stop"))
+    return KeepAliveProcess(pid, info.start if info else None, os.path.join(work, STOP_FILE))
 
 
 def _read_line(stream: Any, timeout: float) -> bytes:
@@ -249,19 +276,21 @@ def _helper_main(raw: str) -> None:
         pass
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-    stop_file = os.path.join(work, "stop")
+    stop_file, abort_file = os.path.join(work, STOP_FILE), os.path.join(work, ABORT_FILE)
     watch_pid, watch_start = int(cfg["watch_pid"]), cfg.get("watch_start")
 
     def stop(timeout: float) -> bool:
-        if os.path.exists(stop_file):
-            return True
-        time.sleep(timeout)
-        return os.path.exists(stop_file)
+        signalled = os.path.exists(stop_file) or os.path.exists(abort_file)
+        if not signalled:
+            time.sleep(timeout)
+        return signalled or os.path.exists(stop_file) or os.path.exists(abort_file)
 
     reason = "unexpected error"
     try:
         reason = run_loop(target, float(cfg["interval"]), stop,
                           owner_alive=lambda: is_alive(watch_pid, watch_start))
+        if reason == "stopped" and os.path.exists(abort_file):
+            reason = abort_until_done(target, "its owner could not abort it")
     finally:
         log.info("keep-alive helper ends: %s", reason)
         close = getattr(target, "close", None)
