@@ -91,10 +91,10 @@ class AcidFileWriter:
         self._next_row_id = 0
         self.inserts = 0
         self.deletes = 0
-        # Keys needed for the key index: insert runs (first row index, owid, bp, first rowId) and
-        # delete keys, both in file order.
+        # For the key index: insert runs (first row index, owid, bp, first rowId), in file order.
+        # Delete files read their stripes' last keys back on close instead: keeping every key
+        # would cost 20 bytes an event, and a delete file may hold tens of millions.
         self._insert_runs: list[tuple[int, int, int, int]] = []
-        self._delete_keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._closed = False
 
     @property
@@ -144,25 +144,25 @@ class AcidFileWriter:
             pa.array(rid), pa.array(np.full(n, write_id, dtype=np.int64)), row,
         ], schema=self.schema)
         self._writer.write(pa.Table.from_batches([batch]))
-        self._delete_keys.append((owid, bp, rid))
         self.deletes += n
 
-    def _key_at(self, index: int) -> tuple[int, int, int]:
-        """The (owid, bp, rowId) key of the event at file position ``index``."""
-        if self.inserts:
-            run = max((r for r in self._insert_runs if r[0] <= index), key=lambda r: r[0])
-            return run[1], run[2], run[3] + (index - run[0])
-        seen = 0
-        for owid, bp, rid in self._delete_keys:
-            if index < seen + len(rid):
-                i = index - seen
-                return int(owid[i]), int(bp[i]), int(rid[i])
-            seen += len(rid)
-        raise IndexError(index)
+    def _insert_key_at(self, index: int) -> tuple[int, int, int]:
+        """The (owid, bp, rowId) key of the insert event at file position ``index``."""
+        run = max((r for r in self._insert_runs if r[0] <= index), key=lambda r: r[0])
+        return run[1], run[2], run[3] + (index - run[0])
 
-    def _stripe_rows(self) -> list[int]:
+    def _stripe_last_keys(self) -> list[tuple[int, int, int]]:
+        """The key of the last event of each stripe (what ``hive.acid.key.index`` lists)."""
         f = po.ORCFile(self._local_path)
-        return [f.read_stripe(i, columns=["operation"]).num_rows for i in range(f.nstripes)]
+        if not self.deletes:
+            ends = np.cumsum([f.read_stripe(i, columns=["operation"]).num_rows
+                              for i in range(f.nstripes)])
+            return [self._insert_key_at(int(e) - 1) for e in ends if self.inserts]
+        out = []
+        for i in range(f.nstripes):
+            t = f.read_stripe(i, columns=["originalTransaction", "bucket", "rowId"])
+            out.append(tuple(int(t.column(j)[t.num_rows - 1].as_py()) for j in range(3)))
+        return out
 
     def close(self) -> FileSummary:
         if self._closed:
@@ -171,10 +171,7 @@ class AcidFileWriter:
         if self.rows == 0:  # still a valid ORC file with the full event schema
             self._writer.write(self.schema.empty_table())
         self._writer.close()
-        keys, end = [], 0
-        for n in self._stripe_rows():
-            end += n
-            keys.append("%d,%d,%d;" % self._key_at(end - 1))
+        keys = ["%d,%d,%d;" % key for key in self._stripe_last_keys()] if self.rows else []
         meta = {
             "hive.acid.key.index": "".join(keys).encode("utf-8"),
             "hive.acid.stats": f"{self.inserts},0,{self.deletes}".encode("utf-8"),
@@ -202,6 +199,20 @@ class AcidFileWriter:
             shutil.rmtree(self._tmp_dir, ignore_errors=True)
         else:
             self.fs.delete(self.path)
+
+
+def copy_insert_events(fs: FileSystem, source: str, writer: AcidFileWriter, write_id: int,
+                       bucket_property: int) -> None:
+    """Append the rows of another file's insert events to ``writer`` (with the writer's row ids),
+    one stripe at a time."""
+    orc = po.ORCFile(fs.open_input(source))
+    for i in range(orc.nstripes):
+        row = orc.read_stripe(i, columns=["row"]).column(0)
+        if isinstance(row, pa.ChunkedArray):
+            row = row.combine_chunks()
+        writer.write_inserts(pa.RecordBatch.from_arrays(row.flatten(),
+                                                        names=[f.name for f in row.type]),
+                             write_id, bucket_property)
 
 
 def write_empty_file(fs: FileSystem, path: str, row_type: pa.StructType, compression: str) -> None:

@@ -14,14 +14,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.orc as po
 
 from ..acid import bucket_codec
 from ..acid.layout import staging_dir
 from ..acid.names import base_dir_name, bucket_file_name, parse_acid_dir
 from ..io.filesystem import FileSystem
-from .acid_file import BASE_STRIPE_SIZE, AcidFileWriter, write_acid_version_file, write_empty_file
+from .acid_file import (
+    BASE_STRIPE_SIZE,
+    AcidFileWriter,
+    copy_insert_events,
+    write_acid_version_file,
+    write_empty_file,
+)
 from .task_writer import StagedFile, TableSpec
 
 log = logging.getLogger(__name__)
@@ -64,19 +69,10 @@ def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], 
     else:
         bp = bucket_codec.encode(first.bucket, stmt)
         for f in files:
-            orc = po.ORCFile(fs.open_input(f.path))
-            for i in range(orc.nstripes):
-                row = orc.read_stripe(i, columns=["row"]).column(0)
-                w.write_inserts(_struct_to_batch(row), write_id, bp)
+            copy_insert_events(fs, f.path, w, write_id, bp)
     s = w.close()
     log.info("Merged %d staged files into %s", len(files), path)
     return StagedFile(first.partition, first.dir_name, first.bucket, s.path, s.inserts, s.deletes)
-
-
-def _struct_to_batch(row: pa.Array) -> pa.RecordBatch:
-    if isinstance(row, pa.ChunkedArray):
-        row = row.combine_chunks()
-    return pa.RecordBatch.from_arrays(row.flatten(), names=[f.name for f in row.type])
 
 
 def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedFile],
