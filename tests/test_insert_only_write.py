@@ -16,7 +16,6 @@ import decimal
 import multiprocessing as mp
 import os
 import random
-import re
 import shutil
 import signal
 import time
@@ -30,8 +29,8 @@ import pytest
 
 from acid_files import write_orc_file, write_parquet_file
 from corpus_location import corpus_table
+from insert_only_layout import FILE_RE, check_layout
 from spark_hive_acid import read_table, write_table
-from spark_hive_acid.acid.bucketing import bucket_ids
 from spark_hive_acid.acid.layout import load_layout
 from spark_hive_acid.exceptions import InvalidOptionError, UnsupportedOperationError
 from spark_hive_acid.io.filesystem import LocalFileSystem
@@ -39,9 +38,6 @@ from spark_hive_acid.txn import pathlog
 
 MAX = 9223372036854775807
 MM = {"tableProperties": "transactional_properties=insert_only"}
-BASE_RE = re.compile(r"^base_(\d{7})$")
-DELTA_RE = re.compile(r"^delta_(\d{7})_(\d{7})_(\d{4})$")
-FILE_RE = re.compile(r"^(\d{6})_0$")
 SCHEMA = pa.schema([
     ("id", pa.int64()), ("Name", pa.string()), ("amount", pa.decimal128(12, 2)),
     ("ts", pa.timestamp("us")), ("day", pa.date32()), ("flag", pa.bool_()),
@@ -133,60 +129,8 @@ def test_random_histories_read_back_at_every_write_id(tmp_path, fmt, partitioned
             assert _snapshot(path, w) == model.history[w], f"{op} #{step}: snapshot {w}"
     layout = load_layout(LocalFileSystem(), path)
     assert layout.insert_only and layout.file_format == fmt
-    _check_layout(Path(path), fmt, names=[f.name.lower() for f in SCHEMA if f.name != "p"],
-                  bucket_cols=["id"] if bucketed else None)
-
-
-def _check_layout(root: Path, fmt: str, names: list[str], bucket_cols=None) -> int:
-    """Every data directory and file follows docs/format.md §9; returns the number of files."""
-    files = 0
-    for leaf, dirs, filenames in os.walk(root):
-        rel = Path(leaf).relative_to(root)
-        if any(part.startswith(("_", ".")) for part in rel.parts):
-            continue
-        if BASE_RE.match(Path(leaf).name) or DELTA_RE.match(Path(leaf).name):
-            m = DELTA_RE.match(Path(leaf).name)
-            if m:
-                assert m.group(1) == m.group(2), leaf
-            assert dirs == [], f"no subdirectories in {leaf}"
-            assert filenames, f"{leaf}: never an empty directory"
-            for name in filenames:
-                assert FILE_RE.match(name), f"{leaf}/{name} is not Hive's NNNNNN_0"
-                _check_file(Path(leaf) / name, fmt, names, bucket_cols)
-                files += 1
-            continue
-        for d in dirs:
-            if d.startswith(("_", ".")):
-                continue
-            assert "=" in d or BASE_RE.match(d) or DELTA_RE.match(d), f"unexpected dir {leaf}/{d}"
-            assert not d.startswith("delete_delta"), "insert-only tables have no delete deltas"
-        for name in filenames:
-            assert name.startswith(("_", ".")), f"stray file {leaf}/{name}"
-    return files
-
-
-def _check_file(path: Path, fmt: str, names: list[str], bucket_cols) -> None:
-    head = path.read_bytes()[:4]
-    if fmt == "parquet":
-        assert head == b"PAR1", path
-        table = pq.ParquetFile(path, coerce_int96_timestamp_unit="us").read()
-        physical = {c.name: c.physical_type for c in pq.ParquetFile(path).schema}
-        if "ts" in physical:
-            assert physical["ts"] == "INT96", "Parquet timestamps are INT96 (Hive 3 reads no INT64)"
-    else:
-        assert head[:3] == b"ORC", path
-        f = po.ORCFile(path)
-        assert f.metadata == {} or b"hive.acid.key.index" not in f.metadata
-        # (pyarrow cannot decode ORC timestamps beyond 2262 at once: read the keys only)
-        table = f.read(columns=bucket_cols) if bucket_cols else f.schema.empty_table()
-        assert f.schema.names == names, f"{path}: plain columns only, Hive's (lower-case) names"
-    if fmt == "parquet":
-        assert table.schema.names == names, f"{path}: plain columns, Hive's (lower-case) names"
-    if bucket_cols and table.num_rows:
-        n = int(FILE_RE.match(path.name).group(1))
-        buckets = bucket_ids([table.column(c) for c in bucket_cols], ["bigint"] * len(bucket_cols),
-                             3, 2, names=tuple(bucket_cols))
-        assert set(buckets.tolist()) == {n}, f"{path} holds rows of other buckets"
+    check_layout(Path(path), fmt, [f.name.lower() for f in SCHEMA if f.name != "p"],
+                 (["id"], ["bigint"], 3, 2) if bucketed else None)
 
 
 def test_overwrite_with_no_rows_leaves_one_empty_file_per_base(tmp_path):
@@ -210,7 +154,7 @@ def test_layout_matches_hive_names_and_formats(tmp_path):
     write_table(data, str(path), bucket_by=["ID"], num_buckets=4, options=MM)
     write_table(data, str(path))
     write_table(data, str(path), mode="overwrite")
-    assert _check_layout(path, "orc", ["id", "v"]) >= 3
+    assert check_layout(path, "orc", ["id", "v"], (["id"], ["int"], 4, 2)) >= 3
     dirs = sorted(n for n in os.listdir(path) if not n.startswith("_"))
     assert dirs == ["base_0000003", "delta_0000001_0000001_0000", "delta_0000002_0000002_0000"]
     # bucketed: one file per bucket, named by the bucket (Hive's replaceTaskIdFromFilename)
