@@ -754,6 +754,16 @@ class HiveReference:
             rows.sort(key=lambda r: r[0])
         return rows
 
+    def read_plain(self, dirs: Sequence[os.PathLike], columns: Sequence[Column], fmt: str = "orc",
+                   *, native: bool = False) -> list:
+        """Read the plain files in ``dirs`` as Hive reads a non-transactional table's directories
+        (``OrcInputFormat``, or ``MapredParquetInputFormat`` with ``ParquetHiveSerDe``), by the
+        table's ``columns``. Returns ``[(v1, v2, ...), ...]`` in Hive's order."""
+        schema = _Schema(columns)
+        spec = {**schema.spec(), "dirs": [str(Path(d).resolve()) for d in dirs], "format": fmt}
+        out = json.loads(self._call("readPlain", spec))
+        return [schema.row_from_json(vals, native) for vals in out["rows"]]
+
     def acid_state(self, table_dir: os.PathLike, valid_txns: str = f"{MAX_TXN}:{MAX_TXN}") -> dict:
         """Hive 2.3's snapshot selection, ``AcidUtils.getAcidState``.
 
