@@ -1,11 +1,12 @@
-"""The on-disk rules of insert-only tables (docs/format.md §9; Hive's FileSinkOperator for MM
-writes), checked on a table directory: shared by the insert-only writer tests."""
+"""Shared by the insert-only writer tests: the on-disk rules of insert-only tables
+(docs/format.md §9; Hive's FileSinkOperator for MM writes) checked on a table directory, and the
+model of what a write does to a table's rows."""
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import pyarrow.orc as po
 import pyarrow.parquet as pq
@@ -15,6 +16,23 @@ from spark_hive_acid.acid.bucketing import bucket_ids
 BASE_RE = re.compile(r"^base_(\d{7})$")
 DELTA_RE = re.compile(r"^delta_(\d{7})_(\d{7})_(\d{4})$")
 FILE_RE = re.compile(r"^(\d{6})_0$")
+
+
+def apply_write(parts: dict, op: str, rows: list, key: Callable[[dict], object]) -> dict:
+    """The table's rows per partition (``key(row)``) after one write: ``op`` is ``append``,
+    ``dynamic`` (an overwrite of the partitions in the data) or ``overwrite`` (static: the whole
+    table)."""
+    by_part: dict = {}
+    for r in rows:
+        by_part.setdefault(key(r), []).append(r)
+    if op == "append":
+        out = {k: list(v) for k, v in parts.items()}
+        for k, v in by_part.items():
+            out.setdefault(k, []).extend(v)
+        return out
+    if op == "dynamic":
+        return {**parts, **by_part}
+    return by_part
 
 
 Bucketing = tuple  # (columns, Hive types, number of buckets, bucketing version)

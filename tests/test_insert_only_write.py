@@ -29,7 +29,7 @@ import pytest
 
 from acid_files import write_orc_file, write_parquet_file
 from corpus_location import corpus_table
-from insert_only_layout import FILE_RE, check_layout
+from insert_only_layout import FILE_RE, apply_write, check_layout
 from spark_hive_acid import read_table, write_table
 from spark_hive_acid.acid.layout import load_layout
 from spark_hive_acid.exceptions import InvalidOptionError, UnsupportedOperationError
@@ -82,16 +82,10 @@ class Model:
         self.history: list[Counter] = [Counter()]  # index = write id
 
     def apply(self, op: str, rows: list[dict]) -> None:
-        by_part: dict = {}
-        for r in rows:
-            by_part.setdefault(r["p"] if self.partitioned else "", []).append(r)
-        if op == "append":
-            for k, rs in by_part.items():
-                self.parts.setdefault(k, []).extend(rs)
-        elif op == "overwrite" or not self.partitioned:  # static, or a table without partitions
-            self.parts = by_part
-        else:  # dynamic: only the partitions in the data
-            self.parts.update(by_part)
+        if not self.partitioned and op == "dynamic":
+            op = "overwrite"  # a table without partitions is replaced whole, rows or not
+        self.parts = apply_write(self.parts, op, rows,
+                                 (lambda r: r["p"]) if self.partitioned else (lambda r: ""))
         self.history.append(Counter(_key(r) for rs in self.parts.values() for r in rs))
 
 

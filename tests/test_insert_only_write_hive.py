@@ -22,6 +22,7 @@ import pyarrow as pa
 import pytest
 
 from hive_ref import HiveReferenceError, valid_txns
+from insert_only_layout import apply_write
 from spark_hive_acid import read_table, write_table
 
 pytestmark = pytest.mark.hive
@@ -109,16 +110,7 @@ def test_hive_reads_every_snapshot_of_a_random_history(hive_ref, tmp_path, fmt, 
                     **(dict(partition_by=["p"], options={
                         "fileFormat": fmt, "tableProperties": "transactional_properties=insert_only"})
                        if step == 0 else {}))
-        by_part: dict[str, list] = {}
-        for r in rows:
-            by_part.setdefault(r["p"], []).append(r)
-        if op == "append":
-            for k, v in by_part.items():
-                parts.setdefault(k, []).extend(v)
-        elif op == "dynamic":
-            parts.update(by_part)
-        else:
-            parts = by_part
+        parts = apply_write(parts, op, rows, lambda r: r["p"])
         history.append(Counter(_canon(r) for rs in parts.values() for r in rs))
     checked = []
     for w in range(1, len(history)):

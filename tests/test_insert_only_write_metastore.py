@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from insert_only_layout import check_layout
+from insert_only_layout import apply_write, check_layout
 from spark_hive_acid import read_table, write_table
 from spark_hive_acid.exceptions import InvalidOptionError, UnsupportedOperationError
 
@@ -92,17 +92,8 @@ def test_appends_and_overwrites_by_name_read_back_at_every_write_id(mm_metastore
     for mode, data, overwrite_mode in steps:
         metrics = write_table(data, table=table, mode=mode,
                               partition_overwrite_mode=overwrite_mode, options=opts)
-        rows = data.to_pylist()
-        by_part: dict[str, list] = {}
-        for r in rows:
-            by_part.setdefault(r["ds"], []).append(r)
-        if mode == "append":
-            for k, v in by_part.items():
-                parts.setdefault(k, []).extend(v)
-        elif overwrite_mode == "dynamic":
-            parts.update(by_part)
-        else:
-            parts = by_part
+        op = "append" if mode == "append" else overwrite_mode.replace("static", "overwrite")
+        parts = apply_write(parts, op, data.to_pylist(), lambda r: r["ds"])
         w = metrics["writeId"]
         snapshots[w] = Counter(_key(r) for rs in parts.values() for r in rs)
         for earlier, want in snapshots.items():
