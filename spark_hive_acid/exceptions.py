@@ -48,6 +48,11 @@ class UnsupportedTypeError(SchemaMismatchError):
     """A Hive type that Spark cannot hold (e.g. uniontype)."""
 
 
+class UnsupportedOperationError(HiveAcidError):
+    """The table cannot do this: DELETE/UPDATE/MERGE on an insert-only table, or writing an
+    insert-only table stored in a format other than ORC or Parquet."""
+
+
 class CommitConflictError(HiveAcidError):
     """Another writer committed a conflicting change first; nothing was written."""
 

@@ -65,6 +65,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("tableProperties", (WRITE,), "TBLPROPERTIES of a new table: k=v,k2=v2 or JSON"),
     _opt("partitionOverwriteMode", (WRITE,), "static (replace the table) or dynamic"),
     _opt("txnTimeoutSeconds", (WRITE,), "idle seconds after which another writer may abort"),
+    # writing: insert-only tables
+    _opt("fileFormat", (WRITE,), "data files of a new insert-only table: orc or parquet"),
     # the Hive Metastore
     _opt("metastoreUri", (READ, WRITE, METASTORE), "thrift://host:port[,...]"),
     _opt("metastoreTimeout", (READ, WRITE, METASTORE), "socket timeout in seconds"),

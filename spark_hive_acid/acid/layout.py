@@ -33,6 +33,7 @@ class TableLayout:
     compression: str = "ZLIB"
     properties: dict[str, str] = field(default_factory=dict)
     version: int = 1
+    file_format: str = "orc"  # data files: full-ACID tables are ORC; insert-only ORC or Parquet
 
     @property
     def insert_only(self) -> bool:
@@ -54,6 +55,7 @@ class TableLayout:
                 compression=str(d.get("compression", "ZLIB")),
                 properties=dict(d.get("properties", {})),
                 version=int(d.get("version", 1)),
+                file_format=str(d.get("file_format", "orc")),
             )
         except (ValueError, KeyError, TypeError) as e:
             raise CorruptFileError(f"Cannot parse table layout file {where}: {e}") from e

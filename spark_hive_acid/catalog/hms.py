@@ -17,6 +17,7 @@ from ..exceptions import (
     MetastoreError,
     MetastoreNotConfiguredError,
     NotAnAcidTableError,
+    UnsupportedOperationError,
     UnsupportedTypeError,
 )
 from ..io.filesystem import FileSystem
@@ -26,8 +27,14 @@ from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
 from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
 from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
-from ..write.acid_file import orc_codec
 from ..write.options import WriteOptions
+from ..write.plain_file import (
+    DEFAULT_COMPRESSION,
+    ORC,
+    PARQUET,
+    check_codec,
+    format_of_input_format,
+)
 from ..write.table_setup import layout_from_schema
 from .base import TableRef
 
@@ -88,19 +95,22 @@ class MetastoreTable(TableRef):
             return c.get_table(self.db, self.name, require_acid=require_acid)
 
     def writable_info(self) -> TableInfo:
-        """The table, if this library can write it: transactional, full ACID, ORC."""
+        """The table, if this library can write it: transactional, full ACID stored as ORC or
+        insert-only stored as ORC or Parquet."""
         try:
             info = self.info()
         except NotAnAcidTableError as e:
             raise NotAnAcidTableError(
                 f"{e}; to write it use Spark's Hive support (df.write.insertInto("
                 f"'{self.display}')), not the hiveacid format") from e
-        if info.is_insert_only:
-            raise UnsupportedTypeError(
-                f"Table {info.full_name} is an insert-only transactional table "
-                "(transactional_properties=insert_only): hiveacid writes full-ACID ORC tables only")
         fmt = (info.input_format or "").lower()
-        if fmt and "orc" not in fmt:
+        if info.is_insert_only:
+            if fmt and format_of_input_format(fmt) is None:
+                raise UnsupportedOperationError(
+                    f"Table {info.full_name} is an insert-only table stored as "
+                    f"{info.input_format}: hiveacid writes insert-only tables stored as ORC or "
+                    "Parquet only; write this one with Hive (INSERT INTO)")
+        elif fmt and "orc" not in fmt:
             raise UnsupportedTypeError(
                 f"Table {info.full_name} is stored as {info.input_format}: full-ACID tables must "
                 "be ORC")
@@ -118,10 +128,14 @@ class MetastoreTable(TableRef):
                info: Optional[TableInfo] = None) -> TableLayout:
         info = info or self.info()
         layout = info.to_layout()
-        compression = opt.get_str(self.options, "compression") or info.parameters.get("orc.compress")
+        layout.file_format = format_of_input_format(info.input_format) or ORC
+        compression = opt.get_str(self.options, "compression") or info.parameters.get(
+            "parquet.compression" if layout.file_format == PARQUET else "orc.compress")
         if compression:
-            orc_codec(compression)  # validates
+            check_codec(layout.file_format, compression)  # validates
             layout.compression = compression.upper()
+        elif layout.file_format == PARQUET:
+            layout.compression = DEFAULT_COMPRESSION[PARQUET]
         return layout
 
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
@@ -219,6 +233,11 @@ def _check_creation_options(write_options: WriteOptions, info: TableInfo) -> Non
     if n and n != info.num_buckets:
         raise InvalidOptionError(
             f"Table {info.full_name} has {info.num_buckets} buckets in the metastore, not {n}")
+    fmt = write_options.file_format
+    if fmt and fmt != (format_of_input_format(info.input_format) or ORC):
+        raise InvalidOptionError(
+            f"Table {info.full_name} is stored as {info.input_format} in the metastore, not "
+            f"{fmt}; drop the fileFormat option")
 
 
 def create_table(table: MetastoreTable, schema: pa.Schema, write_options: WriteOptions, *,

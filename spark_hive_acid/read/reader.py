@@ -403,7 +403,9 @@ class TaskReader:
         import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(self.fs.open_input(s.path))
+            # INT96 (Hive's and Spark's timestamps) as microseconds: pyarrow's default unit, ns,
+            # silently wraps values outside 1677..2262
+            pf = pq.ParquetFile(self.fs.open_input(s.path), coerce_int96_timestamp_unit="us")
         except (pa.ArrowInvalid, OSError) as e:
             raise CorruptFileError(f"Cannot read Parquet file {s.path}: {e}") from e
         file_cols = pf.schema_arrow.names

@@ -34,6 +34,7 @@ from pyspark.sql import functions as F
 
 from ..acid.layout import TableLayout
 from ..catalog.base import TableRef
+from ..exceptions import UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from ..read.scan import ROW_ID_COLUMN as ROW_ID
 from ..txn.committer import commit_write, remove_quietly
@@ -136,6 +137,7 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
     docstring from ``load(columns=None)``, the target at the transaction's snapshot.
     ``inserts_unmatched``: a MERGE that inserts rows no target row matched (a conflict rule).
     """
+    refuse_insert_only(ref, operation, layout)
     fs, path = ref.location()
     spec = TableSpec.of(path, layout)
     txn = ref.begin(operation)
@@ -151,6 +153,19 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
         remove_quietly(fs, staging_dir(fs, path, txn.write_id))
         raise
     return dict(result.metrics, **txn.ids())
+
+
+def refuse_insert_only(ref: TableRef, operation: str, layout: TableLayout) -> None:
+    """DELETE / UPDATE / MERGE need ROW__IDs, which the plain files of an insert-only table do not
+    have; Hive refuses them too (error 10414). Raised before any transaction begins."""
+    if layout.insert_only:
+        raise UnsupportedOperationError(
+            f"Cannot {operation.upper()} table {ref.display}: it is an insert-only table "
+            "(transactional_properties=insert_only), whose plain data files have no ROW__IDs, so "
+            "rows cannot be deleted or updated in place. Hive refuses this too (\"Attempt to do "
+            "update or delete on table ... that is insert-only transactional\"). Append with "
+            "mode('append'), or rewrite the table or its partitions with mode('overwrite') "
+            "(partitionOverwriteMode=dynamic for only the partitions in the data).")
 
 
 def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout, write_id: int,

@@ -10,6 +10,7 @@
 | ``tableProperties`` | ``k=v,k2=v2`` or a JSON object (table creation) | none |
 | ``partitionOverwriteMode`` | ``static`` (replace the table) or ``dynamic`` (only written partitions) | static |
 | ``txnTimeoutSeconds`` | idle time after which another writer may abort this write | 3600 |
+| ``fileFormat`` | ``orc`` or ``parquet`` (table creation; Parquet: insert-only tables only) | orc |
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Mapping, Optional
 from .. import options as opt
 from ..exceptions import InvalidOptionError
 from .acid_file import orc_codec
+from .plain_file import check_format
 
 
 DEFAULT_TXN_TIMEOUT_S = 3600.0
@@ -35,6 +37,7 @@ class WriteOptions:
     table_properties: dict[str, str] = field(default_factory=dict)
     dynamic_overwrite: bool = False
     txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S
+    file_format: Optional[str] = None  # orc | parquet (a new table's data files)
     raw: dict[str, str] = field(default_factory=dict)  # every option, for the file system
 
     @classmethod
@@ -54,9 +57,13 @@ class WriteOptions:
         version = opt.get_int(options, "bucketingVersion", None)
         if version is not None and version not in (1, 2):
             raise InvalidOptionError(f"Option bucketingVersion must be 1 or 2, not {version}")
+        file_format = opt.get_str(options, "fileFormat")
+        if file_format is not None:
+            file_format = check_format(file_format)
         compression = opt.get_str(options, "compression")
+        if compression is not None and file_format != "parquet":
+            orc_codec(compression)  # validates (Parquet codecs: write.plain_file.parquet_codec)
         if compression is not None:
-            orc_codec(compression)  # validates
             compression = compression.upper()
         mode = (opt.get_str(options, "partitionOverwriteMode") or "static").lower()
         if mode not in ("static", "dynamic"):
@@ -68,4 +75,4 @@ class WriteOptions:
                    compression=compression,
                    table_properties=opt.parse_properties(opt.get_str(options, "tableProperties")),
                    dynamic_overwrite=mode == "dynamic", txn_timeout_s=timeout_s,
-                   raw=opt.lowered(options))
+                   file_format=file_format, raw=opt.lowered(options))

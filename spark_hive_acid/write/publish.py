@@ -18,7 +18,7 @@ import pyarrow.orc as po
 
 from ..acid import bucket_codec
 from ..acid.layout import staging_dir
-from ..acid.names import base_dir_name, bucket_file_name, parse_acid_dir
+from ..acid.names import base_dir_name, parse_acid_dir
 from ..io.filesystem import FileSystem
 from .acid_file import (
     BASE_STRIPE_SIZE,
@@ -27,6 +27,7 @@ from .acid_file import (
     write_acid_version_file,
     write_empty_file,
 )
+from .plain_file import merge_plain_files, write_empty_plain_file
 from .task_writer import StagedFile, TableSpec
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,12 @@ def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], 
     """Several tasks staged the same (partition, directory, N): rewrite them as one file."""
     first = files[0]
     path = fs.join(stage_root, "_merged", *([first.partition] if first.partition else []),
-                   first.dir_name, bucket_file_name(first.bucket))
+                   first.dir_name, table.data_file_name(first.bucket))
+    if table.insert_only:
+        s = merge_plain_files(fs, [f.path for f in files], path, table.row_type,
+                              table.file_format, table.compression, BASE_STRIPE_SIZE)
+        log.info("Merged %d staged files into %s", len(files), path)
+        return StagedFile(first.partition, first.dir_name, first.bucket, s.path, s.inserts)
     parsed = parse_acid_dir(first.dir_name)
     stmt = parsed.stmt_for_pruning if parsed is not None else 0
     w = AcidFileWriter(fs, path, table.row_type, compression=table.compression,
@@ -80,7 +86,7 @@ def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedF
             record_intent: Optional[Callable[[list[str]], None]] = None) -> CommitResult:
     """Move staged files into their final directories (see the module docstring).
 
-    ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (insert overwrite
+    ``empty_bases``: partitions that get a ``base_W`` holding one empty data file (insert overwrite
     of a partition that received no rows).
 
     ``txn`` needs a ``write_id`` and ``record_intent(dirs)`` (the transaction remembers what an abort
@@ -110,16 +116,20 @@ def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedF
     (txn.record_intent if record_intent is None else record_intent)(dirs)
     for d in dirs:
         fs.mkdirs(d)
-        write_acid_version_file(fs, d)
+        if not table.insert_only:  # insert-only directories hold data files only (Hive's MM writes)
+            write_acid_version_file(fs, d)
     result = CommitResult(W)
     for f in final:
-        fs.rename(f.path, fs.join(abs_dir(f.partition, f.dir_name), bucket_file_name(f.bucket)))
+        fs.rename(f.path, fs.join(abs_dir(f.partition, f.dir_name), table.data_file_name(f.bucket)))
         result.inserted += f.inserts
         result.deleted += f.deletes
         result.files += 1
     for p in bases:
-        write_empty_file(fs, fs.join(abs_dir(p, base_dir_name(W)), bucket_file_name(0)),
-                         table.row_type, table.compression)
+        empty = fs.join(abs_dir(p, base_dir_name(W)), table.data_file_name(0))
+        if table.insert_only:
+            write_empty_plain_file(fs, empty, table.row_type, table.file_format, table.compression)
+        else:
+            write_empty_file(fs, empty, table.row_type, table.compression)
         result.files += 1
     result.partitions = sorted({f.partition for f in final} | set(bases))
     return result

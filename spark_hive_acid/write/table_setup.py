@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Optional, Sequence
 
 import pyarrow as pa
@@ -11,10 +12,13 @@ from ..acid.names import is_hidden
 from ..acid.types import arrow_to_hive
 from ..exceptions import InvalidOptionError, NotAnAcidTableError, SchemaMismatchError
 from ..io.filesystem import FileSystem
-from ..read.listing import walk_partitions
+from ..read.listing import PartitionTree, walk_partitions
 from ..read.scan import ROW_ID_COLUMN, TableScan
 from .options import WriteOptions
+from .plain_file import DEFAULT_COMPRESSION, ORC, PARQUET, check_codec, detect_insert_only
 from .schema import check_names
+
+TXN_PROPERTIES = ("default", "split_update", "insert_only")
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +47,30 @@ def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
     props = {"transactional": "true", "transactional_properties": "default",
              "bucketing_version": str(version)}
     props.update(opts.table_properties)
+    fmt = _check_kind(props, opts.file_format or ORC)
+    compression = opts.compression or DEFAULT_COMPRESSION[fmt]
+    check_codec(fmt, compression)
     return TableLayout(columns=columns, partition_columns=partitions,
                        bucket_columns=[by_low[b.lower()].name for b in opts.bucket_by],
                        num_buckets=opts.num_buckets or 0, bucketing_version=version,
-                       compression=opts.compression or "ZLIB", properties=props)
+                       compression=compression, properties=props, file_format=fmt)
+
+
+def _check_kind(props: dict[str, str], fmt: str) -> str:
+    """The file format of a new table with TBLPROPERTIES ``props``: full-ACID tables are ORC
+    (Hive's rule); insert-only tables ORC or Parquet."""
+    kind = props.get("transactional_properties", "").strip().lower()
+    if kind not in TXN_PROPERTIES:
+        raise InvalidOptionError(
+            f"tableProperties transactional_properties='{kind}' is not a Hive value: use "
+            "insert_only (an insert-only table) or default (full ACID)")
+    props["transactional_properties"] = kind
+    if fmt == PARQUET and kind != "insert_only":
+        raise InvalidOptionError(
+            "Option fileFormat=parquet needs an insert-only table: full-ACID tables are always "
+            "ORC in Hive. Add .option('tableProperties', 'transactional_properties=insert_only'), "
+            "or drop fileFormat")
+    return fmt
 
 
 #: Column names a table may not have: the ROW__ID column readers add, and the DML plan's own.
@@ -86,6 +110,16 @@ def _check_against(layout: TableLayout, opts: WriteOptions, path: str) -> None:
     if opts.num_buckets and opts.num_buckets != layout.num_buckets:
         raise InvalidOptionError(
             f"Table {path} has {layout.num_buckets} buckets, not {opts.num_buckets}")
+    if opts.file_format and opts.file_format != layout.file_format:
+        raise InvalidOptionError(
+            f"Table {path} stores {layout.file_format} files, not {opts.file_format}; drop the "
+            "fileFormat option")
+    kind = opts.table_properties.get("transactional_properties", "").strip().lower()
+    if kind and (kind == "insert_only") != layout.insert_only:
+        raise InvalidOptionError(
+            f"Table {path} is {'an insert-only' if layout.insert_only else 'a full-ACID'} table, "
+            f"not transactional_properties={kind}; drop it from tableProperties (a table's kind "
+            "cannot change)")
 
 
 def _save_new(fs: FileSystem, path: str, layout: TableLayout) -> TableLayout:
@@ -124,18 +158,49 @@ def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Sche
         raise InvalidOptionError(
             f"Table {path} is partitioned by ({', '.join(on_disk)}) on disk, not "
             f"({', '.join(opts.partition_by)})")
-    log.info("Adopting the Hive ACID table at %s (partitions: %s)", path, on_disk or "none")
-    return _save_new(fs, path, layout_from_schema(opts, _adopted_schema(path, schema, on_disk),
-                                                  on_disk)), False
+    opts = _adopted_kind(fs, path, tree, opts)
+    log.info("Adopting the Hive ACID table at %s (partitions: %s, %s)", path, on_disk or "none",
+             "insert-only " + (opts.file_format or ORC)
+             if opts.table_properties.get("transactional_properties") == "insert_only"
+             else "full ACID")
+    insert_only = opts.table_properties.get("transactional_properties") == "insert_only"
+    adopted = _adopted_schema(path, schema, on_disk, insert_only)
+    return _save_new(fs, path, layout_from_schema(opts, adopted, on_disk)), False
 
 
-def _adopted_schema(path: str, incoming: pa.Schema, partitions: Sequence[str]) -> pa.Schema:
+def _adopted_kind(fs: FileSystem, path: str, tree: PartitionTree,
+                  opts: WriteOptions) -> WriteOptions:
+    """The creation options of a Hive-written table being adopted, with its kind (full ACID or
+    insert-only, and the file format) as its files show it. Writing ACID files into an insert-only
+    table, or plain files into a full-ACID one, would make Hive misread it."""
+    found = detect_insert_only(fs, tree.acid_dirs())
+    given = opts.table_properties.get("transactional_properties", "").strip().lower()
+    if found is None:
+        return opts
+    insert_only, fmt = found
+    if given and (given == "insert_only") != insert_only:
+        raise InvalidOptionError(
+            f"Table {path} holds {'plain' if insert_only else 'ACID (bucket_N)'} data files: it is "
+            f"{'an insert-only' if insert_only else 'a full-ACID'} table, not "
+            f"transactional_properties={given}; drop it from tableProperties")
+    if opts.file_format and insert_only and opts.file_format != fmt:
+        raise InvalidOptionError(
+            f"Table {path} holds {fmt} files, not {opts.file_format}; drop the fileFormat option")
+    if not insert_only:
+        return opts
+    props = {**opts.table_properties, "transactional_properties": "insert_only"}
+    return replace(opts, table_properties=props, file_format=fmt)
+
+
+def _adopted_schema(path: str, incoming: pa.Schema, partitions: Sequence[str],
+                    insert_only: bool) -> pa.Schema:
     """The columns of a table written without this library's layout file (by Hive): the data
     columns as its files hold them (names, order and types: the DataFrame is then matched to them
     by name, never the other way round), the partition columns as the directories name them (typed
     like the incoming column of that name, else as the reader infers them)."""
     try:
-        scan = TableScan({"path": path})
+        scan = TableScan({"path": path, "transactionalProperties":
+                          "insert_only" if insert_only else "default"})
     except SchemaMismatchError:
         log.warning("%s has no data file to take its columns from; using the written data's", path)
         return incoming

@@ -21,6 +21,7 @@ from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem
 from .acid_file import BASE_STRIPE_SIZE, DELTA_STRIPE_SIZE, AcidFileWriter
 from .partitioning import group_rows, partition_path
+from .plain_file import PlainFileWriter, plain_file_name
 from .schema import ColumnMapping, row_type_of
 
 log = logging.getLogger(__name__)
@@ -50,10 +51,17 @@ class TableSpec:
     num_buckets: int = 0
     bucketing_version: int = 2
     compression: str = "ZLIB"
+    insert_only: bool = False  # plain files of file_format (docs/format.md §9), not ACID ORC
+    file_format: str = "orc"
 
     @property
     def bucketed(self) -> bool:
         return self.num_buckets > 0
+
+    def data_file_name(self, n: int) -> str:
+        """The name of writer (or bucket) ``n``'s file: ``bucket_0000N``, or Hive's ``00000N_0``
+        in an insert-only table."""
+        return plain_file_name(n) if self.insert_only else bucket_file_name(n)
 
     @classmethod
     def of(cls, table_path: str, layout: TableLayout) -> "TableSpec":
@@ -65,7 +73,8 @@ class TableSpec:
             bucket_columns=tuple(layout.bucket_columns),
             bucket_types=tuple(types[c.lower()] for c in layout.bucket_columns),
             num_buckets=layout.num_buckets, bucketing_version=layout.bucketing_version,
-            compression=layout.compression)
+            compression=layout.compression, insert_only=layout.insert_only,
+            file_format=layout.file_format)
 
 
 @dataclass(frozen=True)
@@ -103,19 +112,23 @@ class InsertWriter:
         self.stmt = task_index if target.statement_per_task else target.statement_id
         self.dir_name = (base_dir_name(target.write_id) if target.base
                          else delta_dir_name(target.write_id, target.write_id, self.stmt))
-        self._files: dict[tuple[str, int], AcidFileWriter] = {}
+        self._files: dict[tuple[str, int], AcidFileWriter | PlainFileWriter] = {}
         self._beat = heartbeat
         names = [f.name.lower() for f in table.row_type]
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
 
-    def _writer(self, partition: str, n: int) -> AcidFileWriter:
+    def _writer(self, partition: str, n: int) -> AcidFileWriter | PlainFileWriter:
         w = self._files.get((partition, n))
         if w is None:
             path = self.fs.join(self.stage_dir, *( [partition] if partition else []),
-                                self.dir_name, bucket_file_name(n))
-            w = AcidFileWriter(self.fs, path, self.table.row_type,
-                               compression=self.table.compression,
-                               stripe_size=BASE_STRIPE_SIZE if self.target.base else DELTA_STRIPE_SIZE)
+                                self.dir_name, self.table.data_file_name(n))
+            stripe_size = BASE_STRIPE_SIZE if self.target.base else DELTA_STRIPE_SIZE
+            if self.table.insert_only:
+                w = PlainFileWriter(self.fs, path, self.table.row_type, self.table.file_format,
+                                    compression=self.table.compression, stripe_size=stripe_size)
+            else:
+                w = AcidFileWriter(self.fs, path, self.table.row_type,
+                                   compression=self.table.compression, stripe_size=stripe_size)
             self._files[(partition, n)] = w
         return w
 

@@ -64,6 +64,7 @@ __all__ = [
     "valid_txns",
     "parse_hive_type",
     "build_helper",
+    "compile_java",
 ]
 
 MAX_TXN = 9223372036854775807
@@ -321,18 +322,26 @@ def _find_tool(name: str) -> str:
 def build_helper(build_dir: Optional[os.PathLike] = None) -> Path:
     """Compile the Java helper (once per source hash) and return its classes directory.
 
-    The cache lives under ``$HIVE_REF_BUILD_DIR`` or ``<repo>/.build/hive_ref``; a new directory
-    ``<sha>/classes`` is created whenever the Java source (or the pyspark version) changes.
-    Compilation goes to a temporary directory that is renamed into place, so concurrent test
-    sessions do not see half-written classes.
+    The cache lives under ``$HIVE_REF_BUILD_DIR`` or ``<repo>/.build/hive_ref``.
+    """
+    root = Path(build_dir or os.environ.get("HIVE_REF_BUILD_DIR") or DEFAULT_BUILD_DIR)
+    return compile_java(JAVA_SOURCES, root, Path("hiveref") / "HiveHashRef.class")
+
+
+def compile_java(sources: Sequence[Path], root: Path, marker: Path) -> Path:
+    """Compile ``sources`` against the pyspark jars, once per source hash; returns the classes
+    directory ``root/<sha>/classes`` (``marker``, relative to it, shows a finished build).
+
+    A new directory is created whenever a source (or the pyspark version) changes. Compilation
+    goes to a temporary directory that is renamed into place, so concurrent test sessions do not
+    see half-written classes.
     """
     import pyspark
 
-    root = Path(build_dir or os.environ.get("HIVE_REF_BUILD_DIR") or DEFAULT_BUILD_DIR)
-    source = b"\0".join(src.read_bytes() for src in JAVA_SOURCES)
+    source = b"\0".join(Path(src).read_bytes() for src in sources)
     digest = hashlib.sha256(source + b"\0" + pyspark.__version__.encode()).hexdigest()[:16]
     classes = root / digest / "classes"
-    marker = classes / "hiveref" / "HiveHashRef.class"
+    marker = classes / marker
     if marker.exists():
         return classes
     (root / digest).mkdir(parents=True, exist_ok=True)
@@ -340,7 +349,7 @@ def build_helper(build_dir: Optional[os.PathLike] = None) -> Path:
     try:
         cmd = [
             _find_tool("javac"), "-nowarn", "-encoding", "UTF-8", "-g",
-            "-cp", str(pyspark_jars_dir() / "*"), "-d", str(tmp), *map(str, JAVA_SOURCES),
+            "-cp", str(pyspark_jars_dir() / "*"), "-d", str(tmp), *map(str, sources),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -744,6 +753,16 @@ class HiveReference:
         if sort:
             rows.sort(key=lambda r: r[0])
         return rows
+
+    def read_plain(self, dirs: Sequence[os.PathLike], columns: Sequence[Column], fmt: str = "orc",
+                   *, native: bool = False) -> list:
+        """Read the plain files in ``dirs`` as Hive reads a non-transactional table's directories
+        (``OrcInputFormat``, or ``MapredParquetInputFormat`` with ``ParquetHiveSerDe``), by the
+        table's ``columns``. Returns ``[(v1, v2, ...), ...]`` in Hive's order."""
+        schema = _Schema(columns)
+        spec = {**schema.spec(), "dirs": [str(Path(d).resolve()) for d in dirs], "format": fmt}
+        out = json.loads(self._call("readPlain", spec))
+        return [schema.row_from_json(vals, native) for vals in out["rows"]]
 
     def acid_state(self, table_dir: os.PathLike, valid_txns: str = f"{MAX_TXN}:{MAX_TXN}") -> dict:
         """Hive 2.3's snapshot selection, ``AcidUtils.getAcidState``.

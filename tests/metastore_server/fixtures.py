@@ -17,6 +17,23 @@ import pytest
 from .server import MetastoreServer
 
 log = logging.getLogger(__name__)
+#: Hive 3's insert-only tables in the 2.3 metastore: java/TransactionalValidationListener.java
+INSERT_ONLY_SHIM = Path(__file__).resolve().parent / "java" / "TransactionalValidationListener.java"
+SHIM_BUILD_DIR = Path(__file__).resolve().parents[2] / ".build" / "metastore_shim"
+
+
+def insert_only_shim() -> Optional[Path]:
+    """The compiled listener that lets the metastore hold insert-only tables (None without a
+    JDK: insert-only tables are then refused, as by any Hive 2.3 metastore)."""
+    from hive_ref import HiveReferenceError, compile_java
+
+    try:
+        return compile_java([INSERT_ONLY_SHIM], SHIM_BUILD_DIR,
+                            Path("org/apache/hadoop/hive/metastore/"
+                                 "TransactionalValidationListener.class"))
+    except HiveReferenceError as e:  # no javac
+        log.warning("metastore without insert-only support: %s", e)
+        return None
 
 
 @dataclass(frozen=True)
@@ -26,6 +43,11 @@ class RunningMetastore:
     uri: str
     warehouse: Path
     server: MetastoreServer
+
+    @property
+    def accepts_insert_only(self) -> bool:
+        """Whether Hive 3's insert-only tables can be created here (see insert_only_shim)."""
+        return bool(self.server.extra_classpath)
 
     @property
     def log_path(self) -> Path:
@@ -52,7 +74,8 @@ def acquire(base_dir: Path) -> RunningMetastore:
     global _shared, _users
     with _guard:
         if _shared is None:
-            server = MetastoreServer(base_dir)
+            shim = insert_only_shim()
+            server = MetastoreServer(base_dir, extra_classpath=[shim] if shim else [])
             server.start()  # raises RuntimeError with the log tail if it cannot start
             _shared = RunningMetastore(server.uri, server.warehouse, server)
         _users += 1

@@ -18,7 +18,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 from xml.sax.saxutils import escape
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,8 @@ class MetastoreServer:
     """A Hive Metastore 2.3.10 process with its own Derby database under ``base_dir``."""
 
     def __init__(self, base_dir: Path, *, port: Optional[int] = None,
-                 extra_settings: Optional[Mapping[str, str]] = None, heap: str = "512m") -> None:
+                 extra_settings: Optional[Mapping[str, str]] = None, heap: str = "512m",
+                 extra_classpath: Sequence[Path] = ()) -> None:
         self.base_dir = Path(base_dir).resolve()
         self.port = port or free_port()
         self.conf_dir = self.base_dir / "conf"
@@ -104,6 +105,8 @@ class MetastoreServer:
         self.settings = hive_site_settings(self.base_dir)
         self.settings.update(extra_settings or {})
         self.heap = heap
+        #: put before the pyspark jars (a class here replaces Hive's own of the same name)
+        self.extra_classpath = [Path(p) for p in extra_classpath]
         self.process: Optional[subprocess.Popen[bytes]] = None
 
     @property
@@ -116,7 +119,8 @@ class MetastoreServer:
         return self.process.pid if self.process else None
 
     def command(self) -> list[str]:
-        classpath = f"{self.conf_dir}{os.pathsep}{pyspark_jars_dir() / '*'}"
+        classpath = os.pathsep.join([*map(str, self.extra_classpath), str(self.conf_dir),
+                                     str(pyspark_jars_dir() / "*")])
         # C1-only JIT and the serial GC: start-up is 3-4x faster on a small, busy machine.
         return [java_executable(), f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1",
                 "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
