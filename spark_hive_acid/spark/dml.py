@@ -95,7 +95,7 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 w = deleters.get(stmt)
                 if w is None:
                     w = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage,
-                                                      heartbeat=beat)
+                                                      heartbeat=beat, sorted_input=True)
                 w.write(sel.column(names.index(OWID)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(BP)).to_numpy(zero_copy_only=False),
                         sel.column(names.index(RID)).to_numpy(zero_copy_only=False),
@@ -181,7 +181,13 @@ def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout,
     # No explicit partition count: adaptive execution then coalesces the (mostly empty) shuffle
     # partitions, so a small DML does not start spark.sql.shuffle.partitions Python tasks.
     # Coalescing only merges whole partitions: one (partition, writer id) group stays in one task.
-    shuffled = plan.repartition(*[F.col(c) for c in part_cols], key)
+    # Sorted within each task by (old partition, writer id, ROW__ID): delete events then stream
+    # into one open file at a time, in the order Hive requires, whatever their number; Spark's
+    # sort spills to disk. (The writer id of a Hive 2 bucket property is the property itself.)
+    true_writer_id = F.when(F.shiftright(F.col(BP), 29).bitwiseAND(7) == 0, F.col(BP)) \
+        .otherwise(writer_id)
+    shuffled = plan.repartition(*[F.col(c) for c in part_cols], key).sortWithinPartitions(
+        *[F.col(c) for c in part_cols], true_writer_id, F.col(OWID), F.col(BP), F.col(RID))
     spec = DmlTaskSpec(fs, table, write_id, tuple(table_data_names(table)), layout.to_json(),
                        heartbeat)
     rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()

@@ -7,6 +7,7 @@ messages of the attempts Spark reports as successful.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Protocol, Sequence
 
@@ -17,14 +18,27 @@ from ..acid import bucket_codec
 from ..acid.bucketing import bucket_ids
 from ..acid.names import base_dir_name, bucket_file_name, delta_dir_name
 from ..acid.layout import TableLayout
-from ..exceptions import InvalidOptionError
+from ..exceptions import HiveAcidError, InvalidOptionError
 from ..io.filesystem import FileSystem
-from .acid_file import BASE_STRIPE_SIZE, DELTA_STRIPE_SIZE, AcidFileWriter
+from .acid_file import (
+    BASE_STRIPE_SIZE,
+    DELTA_STRIPE_SIZE,
+    AcidFileWriter,
+    FileSummary,
+    copy_insert_events,
+)
 from .partitioning import group_rows, partition_path
-from .plain_file import PlainFileWriter, plain_file_name
+from .plain_file import PlainFileWriter, merge_plain_files, plain_file_name
 from .schema import ColumnMapping, row_type_of
 
 log = logging.getLogger(__name__)
+
+#: Files a task keeps open at once (each holds its ORC writer's buffers, 2-5 MB).
+MAX_OPEN_FILES = 32
+#: Rows a task holds for partitions whose file is not open, before writing the largest out.
+PENDING_BYTES = 64 << 20
+#: A partition's held rows are written (its file opened) once they reach this.
+FLUSH_KEY_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -112,24 +126,47 @@ class InsertWriter:
         self.stmt = task_index if target.statement_per_task else target.statement_id
         self.dir_name = (base_dir_name(target.write_id) if target.base
                          else delta_dir_name(target.write_id, target.write_id, self.stmt))
-        self._files: dict[tuple[str, int], AcidFileWriter | PlainFileWriter] = {}
+        # open files, least recently used first; closed segments of files evicted to stay under
+        # MAX_OPEN_FILES, concatenated on close
+        self._files: OrderedDict[tuple[str, int], AcidFileWriter | PlainFileWriter] = OrderedDict()
+        self._spilled: dict[tuple[str, int], list[FileSummary]] = {}
+        # rows of keys whose file is not open: written in bulk, so that rows scattered over
+        # thousands of partitions do not open and close a file per batch (the churn itself
+        # fragments the C++ writers' heap far beyond what the open files need)
+        self._pending: dict[tuple[str, int], list[pa.RecordBatch]] = {}
+        self._pending_size: dict[tuple[str, int], int] = {}
         self._beat = heartbeat
         names = [f.name.lower() for f in table.row_type]
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
 
+    def _path(self, partition: str, n: int, suffix: str = "") -> str:
+        return self.fs.join(self.stage_dir, *([partition] if partition else []), self.dir_name,
+                            self.table.data_file_name(n) + suffix)
+
+    @property
+    def _stripe_size(self) -> int:
+        return BASE_STRIPE_SIZE if self.target.base else DELTA_STRIPE_SIZE
+
     def _writer(self, partition: str, n: int) -> AcidFileWriter | PlainFileWriter:
-        w = self._files.get((partition, n))
-        if w is None:
-            path = self.fs.join(self.stage_dir, *( [partition] if partition else []),
-                                self.dir_name, self.table.data_file_name(n))
-            stripe_size = BASE_STRIPE_SIZE if self.target.base else DELTA_STRIPE_SIZE
-            if self.table.insert_only:
-                w = PlainFileWriter(self.fs, path, self.table.row_type, self.table.file_format,
-                                    compression=self.table.compression, stripe_size=stripe_size)
-            else:
-                w = AcidFileWriter(self.fs, path, self.table.row_type,
-                                   compression=self.table.compression, stripe_size=stripe_size)
-            self._files[(partition, n)] = w
+        """The open file of (partition, N). At most ``MAX_OPEN_FILES`` are open at once (each
+        holds its ORC/Parquet writer's buffers, a few MB): beyond that the least recently used one
+        is closed as a segment, and :meth:`close` concatenates a key's segments into one file."""
+        key = (partition, n)
+        w = self._files.get(key)
+        if w is not None:
+            self._files.move_to_end(key)
+            return w
+        if len(self._files) >= MAX_OPEN_FILES:
+            old_key, old = self._files.popitem(last=False)
+            self._spilled.setdefault(old_key, []).append(old.close())
+        path = self._path(partition, n, f".segment{len(self._spilled.get(key, ()))}")
+        if self.table.insert_only:
+            w = PlainFileWriter(self.fs, path, self.table.row_type, self.table.file_format,
+                                compression=self.table.compression, stripe_size=self._stripe_size)
+        else:
+            w = AcidFileWriter(self.fs, path, self.table.row_type,
+                               compression=self.table.compression, stripe_size=self._stripe_size)
+        self._files[key] = w
         return w
 
     def write(self, data: pa.RecordBatch, partitions: Sequence[pa.Array]) -> None:
@@ -152,21 +189,76 @@ class InsertWriter:
                 values, n = key, self.task_index
             part = partition_path(self.table.partition_names, values)
             rows = data if len(idx) == data.num_rows else data.take(pa.array(idx))
-            self._writer(part, n).write_inserts(
-                rows, self.target.write_id, bucket_codec.encode(n, self.stmt))
+            self._add((part, n), rows)
+        while sum(self._pending_size.values()) > PENDING_BYTES:
+            self._flush(max(self._pending_size, key=self._pending_size.__getitem__))
+
+    def _add(self, key: tuple[str, int], rows: pa.RecordBatch) -> None:
+        if key in self._files:
+            self._writer(*key).write_inserts(rows, self.target.write_id,
+                                             bucket_codec.encode(key[1], self.stmt))
+            return
+        self._pending.setdefault(key, []).append(rows)
+        self._pending_size[key] = self._pending_size.get(key, 0) + rows.nbytes
+        if self._pending_size[key] >= FLUSH_KEY_BYTES:
+            self._flush(key)
+
+    def _flush(self, key: tuple[str, int], last: bool = False) -> None:
+        """Write a key's held rows; ``last``: no more will come, so a file opened for them is
+        closed at once instead of joining the open ones."""
+        rows = self._pending.pop(key)
+        del self._pending_size[key]
+        opened = key not in self._files
+        w = self._writer(*key)
+        for r in rows:
+            w.write_inserts(r, self.target.write_id, bucket_codec.encode(key[1], self.stmt))
+        if last and opened:
+            del self._files[key]
+            self._spilled.setdefault(key, []).append(w.close())
 
     def close(self) -> list[StagedFile]:
-        out = []
-        for (part, n), w in sorted(self._files.items()):
-            s = w.close()
-            out.append(StagedFile(part, self.dir_name, n, s.path, inserts=s.inserts))
+        for key in list(self._pending):
+            self._flush(key, last=True)
+        for key, w in self._files.items():
+            self._spilled.setdefault(key, []).append(w.close())
         self._files.clear()
+        out = []
+        for (part, n), segments in sorted(self._spilled.items()):
+            s = segments[0] if len(segments) == 1 else self._concat(part, n, segments)
+            out.append(StagedFile(part, self.dir_name, n, s.path, inserts=s.inserts))
+        self._spilled.clear()
         return out
+
+    def _concat(self, partition: str, n: int, segments: list[FileSummary]) -> FileSummary:
+        """One file with the rows of a key's segments (ACID row ids renumbered), a stripe at a
+        time: what the file would be had it stayed open."""
+        dest = self._path(partition, n)
+        paths = [s.path for s in segments]
+        if self.table.insert_only:
+            merged = merge_plain_files(self.fs, paths, dest, self.table.row_type,
+                                       self.table.file_format, self.table.compression,
+                                       self._stripe_size)
+        else:
+            w = AcidFileWriter(self.fs, dest, self.table.row_type,
+                               compression=self.table.compression, stripe_size=self._stripe_size)
+            for p in paths:
+                copy_insert_events(self.fs, p, w, self.target.write_id,
+                                   bucket_codec.encode(n, self.stmt))
+            merged = w.close()
+        for p in paths:
+            self.fs.delete(p)
+        return merged
 
     def discard(self) -> None:
         for w in self._files.values():
             w.discard()
+        for segments in self._spilled.values():
+            for s in segments:
+                self.fs.delete(s.path)
         self._files.clear()
+        self._spilled.clear()
+        self._pending.clear()
+        self._pending_size.clear()
 
 
 def stage_batches(fs: FileSystem, table: TableSpec, target: InsertTarget, mapping: ColumnMapping,
@@ -193,16 +285,27 @@ class _DeleteBuffer:
 
 
 class DeleteWriter:
-    """Collects delete events per (partition, writer id of the target row) and writes each group
-    sorted by (originalWriteId, bucketProperty, rowId) on close."""
+    """Writes delete events to one file per (partition, writer id of the target row), each sorted
+    by (originalWriteId, bucketProperty, rowId).
+
+    By default it collects each group and sorts it on close (memory: 20 bytes an event). With
+    ``sorted_input`` the events arrive sorted by (partition, writer id, key), as the DML job's
+    sort delivers them, and stream straight into one open file at a time: memory stays bounded by
+    a batch, however many events a group has.
+    """
 
     def __init__(self, fs: FileSystem, table: TableSpec, write_id: int, statement_id: int,
-                 stage_dir: str, heartbeat: Optional[Heartbeat] = None):
+                 stage_dir: str, heartbeat: Optional[Heartbeat] = None,
+                 sorted_input: bool = False):
         self.fs, self.table, self.write_id = fs, table, write_id
         self.stage_dir = stage_dir
         self.dir_name = delta_dir_name(write_id, write_id, statement_id, delete=True)
         self._groups: dict[tuple[str, int], _DeleteBuffer] = {}
         self._beat = heartbeat
+        self.sorted_input = sorted_input
+        self._open: Optional[tuple[tuple[str, int], AcidFileWriter]] = None
+        self._last_key: Optional[tuple[int, int, int]] = None
+        self._written: list[StagedFile] = []
 
     def write(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
               row_ids: np.ndarray, partitions: Sequence[pa.Array]) -> None:
@@ -215,21 +318,62 @@ class DeleteWriter:
         writer_ids = bucket_codec.decode_writer_ids(bp)
         for key, idx in group_rows(list(partitions), writer_ids, num_rows=n):
             part = partition_path(self.table.partition_names, key[:-1])
+            if self.sorted_input:
+                self._stream((part, key[-1]), np.asarray(original_write_ids, dtype=np.int64)[idx],
+                             bp[idx], np.asarray(row_ids, dtype=np.int64)[idx])
+                continue
             buf = self._groups.setdefault((part, key[-1]), _DeleteBuffer())
             buf.owid.append(np.asarray(original_write_ids, dtype=np.int64)[idx])
             buf.bp.append(bp[idx])
             buf.rid.append(np.asarray(row_ids, dtype=np.int64)[idx])
 
+    def _file_path(self, part: str, n: int) -> str:
+        return self.fs.join(self.stage_dir, *([part] if part else []), self.dir_name,
+                            bucket_file_name(n))
+
+    def _stream(self, key: tuple[str, int], owid: np.ndarray, bp: np.ndarray,
+                rid: np.ndarray) -> None:
+        if self._open is None or self._open[0] != key:
+            self._finish_open()
+            if any((f.partition, f.bucket) == key for f in self._written):
+                raise HiveAcidError(f"Delete events of {key} arrived after others: the input of "
+                                    "a sorted_input DeleteWriter must be sorted by partition and "
+                                    "writer id")
+            self._open = (key, AcidFileWriter(self.fs, self._file_path(*key), self.table.row_type,
+                                              compression=self.table.compression))
+            self._last_key = None
+        first = (int(owid[0]), int(bp[0]), int(rid[0]))
+        if (self._last_key is not None and first < self._last_key) or not _keys_sorted(owid, bp, rid):
+            raise HiveAcidError(f"Delete events of {key} are not sorted by "
+                                "(originalWriteId, bucket, rowId)")
+        self._open[1].write_deletes(owid, bp, rid, self.write_id)
+        self._last_key = (int(owid[-1]), int(bp[-1]), int(rid[-1]))
+
+    def _finish_open(self) -> None:
+        if self._open is not None:
+            (part, n), w = self._open
+            s = w.close()
+            self._written.append(StagedFile(part, self.dir_name, n, s.path, deletes=s.deletes))
+            self._open = None
+
     def close(self) -> list[StagedFile]:
-        out = []
+        self._finish_open()
+        out, self._written = self._written, []
         for (part, n), buf in sorted(self._groups.items()):
             owid, bp, rid = (np.concatenate(x) for x in (buf.owid, buf.bp, buf.rid))
             order = np.lexsort((rid, bp, owid))
-            path = self.fs.join(self.stage_dir, *([part] if part else []), self.dir_name,
-                                bucket_file_name(n))
-            w = AcidFileWriter(self.fs, path, self.table.row_type, compression=self.table.compression)
+            w = AcidFileWriter(self.fs, self._file_path(part, n), self.table.row_type,
+                               compression=self.table.compression)
             w.write_deletes(owid[order], bp[order], rid[order], self.write_id)
             s = w.close()
             out.append(StagedFile(part, self.dir_name, n, s.path, deletes=s.deletes))
         self._groups.clear()
         return out
+
+
+def _keys_sorted(owid: np.ndarray, bp: np.ndarray, rid: np.ndarray) -> bool:
+    """Whether (owid, bp, rid) never decreases, vectorised."""
+    if len(rid) < 2:
+        return True
+    o1, o0, b1, b0, r1, r0 = owid[1:], owid[:-1], bp[1:], bp[:-1], rid[1:], rid[:-1]
+    return bool(np.all((o1 > o0) | ((o1 == o0) & ((b1 > b0) | ((b1 == b0) & (r1 >= r0))))))
