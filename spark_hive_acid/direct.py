@@ -20,6 +20,7 @@ from .read.scan import read_table
 from .txn.committer import commit_write, empty_bases
 from .write.options import WriteOptions
 from .write.schema import map_columns
+from .write.staging import open_staging, remove_staging
 from .write.task_writer import InsertTarget, TableSpec, stage_batches
 
 __all__ = ["read_table", "write_table"]
@@ -70,6 +71,7 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     overwrite = mode == "overwrite"
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
     try:
+        open_staging(fs, location, txn.write_id)
         with txn.keep_alive():
             staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
                                    mapping, _same_schema(batches, schema),
@@ -80,7 +82,8 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
             result = commit_write(fs, spec, txn, staged, empty_bases=empty,
                                   static_overwrite=overwrite and not write_options.dynamic_overwrite)
     except BaseException as e:
-        txn.abort(f"write_table failed: {type(e).__name__}: {e}")
+        if txn.abort(f"write_table failed: {type(e).__name__}: {e}") is not False:
+            remove_staging(fs, location, txn.write_id)
         raise
     return dict(result.metrics, **txn.ids())
 

@@ -37,10 +37,11 @@ from ..catalog.base import TableRef
 from ..exceptions import UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from ..read.scan import ROW_ID_COLUMN as ROW_ID
-from ..txn.committer import commit_write, remove_quietly
+from ..txn.committer import commit_write
 from ..txn.keepalive import TaskHeartbeat
 from ..acid.layout import staging_dir
 from ..write.schema import map_columns
+from ..write.staging import keep_or_discard, open_staging, remove_staging
 from ..write.task_writer import DeleteWriter, InsertTarget, InsertWriter, StagedFile, TableSpec
 from ._compat import map_in_arrow
 
@@ -114,6 +115,7 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
         staged: list[StagedFile] = []
         for w in list(deleters.values()) + list(inserters.values()):
             staged.extend(w.close())
+        keep_or_discard(fs, spec.table.table_path, spec.write_id, stage)  # straggler of an abort
     except BaseException:
         for w in inserters.values():
             w.discard()
@@ -142,6 +144,7 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
     spec = TableSpec.of(path, layout)
     txn = ref.begin(operation)
     try:
+        open_staging(fs, path, txn.write_id)
         with txn.keep_alive():
             write_ids, txns = (s.to_string() for s in txn.read_snapshot())
             plan = build(lambda columns=None: load_at(write_ids, txns, columns), spec)
@@ -150,7 +153,7 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
             result = commit_write(fs, spec, txn, staged, inserts_unmatched=inserts_unmatched)
     except BaseException as e:
         txn.abort(f"{operation} failed: {type(e).__name__}: {e}")
-        remove_quietly(fs, staging_dir(fs, path, txn.write_id))
+        remove_staging(fs, path, txn.write_id)
         raise
     return dict(result.metrics, **txn.ids())
 

@@ -33,10 +33,11 @@ from ..catalog import TableRef, table_ref
 from ..exceptions import TransactionAbortedError
 from ..io.filesystem import FileSystem
 from ..txn.base import TxnHandle
-from ..txn.committer import commit_write, empty_bases, remove_quietly
+from ..txn.committer import commit_write, empty_bases
 from ..txn.keepalive import KeepAliveProcess
 from ..write.options import WriteOptions
 from ..acid.layout import staging_dir
+from ..write.staging import keep_or_discard, open_staging, remove_staging
 from ..write.schema import ColumnMapping, map_columns
 from ..write.task_writer import InsertTarget, StagedFile, TableSpec, stage_batches
 from ._compat import driver_process, in_spark_worker
@@ -68,6 +69,7 @@ def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAc
     operation = "overwrite" if overwrite else ("create" if created else "append")
     txn = table.begin(operation)
     try:
+        open_staging(fs, path, txn.write_id)
         target = InsertTarget(txn.write_id, 0, base=overwrite,
                               statement_per_task=spec.bucketed and not overwrite)
         handle, keeper = txn.hand_over(driver_process())
@@ -128,14 +130,14 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             txn = self.handle.resume()
         except TransactionAbortedError:  # gone: nothing left to keep alive or to abort
             self._stop_keeper()
-            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+            remove_staging(fs, self.spec.table_path, self.write_id)
             raise
         try:
             empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all)
                      if self.target.base else [])
         except BaseException as e:
             txn.abort(f"{type(e).__name__}: {e}")
-            remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+            remove_staging(fs, self.spec.table_path, self.write_id)
             raise
         commit_write(fs, self.spec, txn, staged, empty_bases=empty,
                      static_overwrite=self.target.base and self.replace_all)
@@ -155,7 +157,7 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             if self.helper is not None:
                 (self.helper.stop if confirmed is not False else self.helper.abort)()
             if confirmed is not False:  # else the keep-alive process needs what staging holds
-                remove_quietly(fs, staging_dir(fs, self.spec.table_path, self.write_id))
+                remove_staging(fs, self.spec.table_path, self.write_id)
 
 
 def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,
@@ -171,4 +173,5 @@ def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,
     stage = fs.join(staging_dir(fs, table.table_path, write_id),
                     f"task-{task:05d}-attempt-{attempt}")
     files = stage_batches(fs, table, target, mapping, iterator, stage, task, heartbeat=heartbeat)
+    keep_or_discard(fs, table.table_path, write_id, stage)  # a straggler of an aborted job
     return task, attempt, files

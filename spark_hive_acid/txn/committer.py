@@ -23,8 +23,8 @@ from typing import Iterable, Optional, Sequence
 from ..acid.names import parse_acid_dir
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
-from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
+from ..write.staging import remove_staging
 from ..write.task_writer import StagedFile, TableSpec
 from .base import DML_OPERATIONS, Transaction, WriteSet
 
@@ -61,9 +61,9 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
             except Exception as e2:  # noqa: BLE001 - the original error matters more
                 log.error("Could not abort write id %d: %s", txn.write_id, e2)
         if confirmed:  # else whoever finishes the abort needs the intents staging holds
-            remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
+            remove_staging(fs, table.table_path, txn.write_id)
         raise
-    remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
+    remove_staging(fs, table.table_path, txn.write_id)
     log.info("Write id %d (%s) committed on %s: %s", txn.write_id, txn.operation,
              table.table_path, result.metrics)
     return result
@@ -97,12 +97,3 @@ def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequ
     if not replace_all:
         return []
     return [p for p in txn.existing_partitions(fs, len(table.partition_names)) if p not in written]
-
-
-def remove_quietly(fs: FileSystem, path: str) -> None:
-    """Remove a directory tree; a failure is logged, never raised (cleanup must not hide the
-    real outcome)."""
-    try:
-        fs.delete(path, recursive=True)
-    except Exception as e:  # noqa: BLE001
-        log.warning("could not remove %s: %s", path, e)

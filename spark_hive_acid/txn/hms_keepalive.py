@@ -20,6 +20,7 @@ from ..exceptions import HiveAcidError, MetastoreError, TransactionAbortedError
 from ..io.registry import get_filesystem
 from ..metastore.client import MetastoreClient
 from ..metastore.connection import DEFAULT_TIMEOUT_S
+from ..write.staging import remove_staging
 from .keepalive import KeepAliveProcess, spawn_keepalive_process
 
 if TYPE_CHECKING:
@@ -37,14 +38,15 @@ class WriteLeftovers:
     def __init__(self, location: str, options: Mapping[str, str], write_id: int):
         self.location, self.options, self.write_id = location, dict(options), int(write_id)
 
-    def _fs(self) -> tuple[Any, str]:
+    def _fs(self) -> tuple[Any, str, str]:
+        """The file system, the table's path there and W's staging directory."""
         fs, path = get_filesystem(self.location, self.options)
-        return fs, staging_dir(fs, path, self.write_id)
+        return fs, path, staging_dir(fs, path, self.write_id)
 
     def record_intent(self, dirs: Sequence[str]) -> None:
         """Write down the directories the commit is about to create, where a process other than
         the writer can find them."""
-        fs, stage = self._fs()
+        fs, _, stage = self._fs()
         fs.mkdirs(stage)
         fs.write_bytes(fs.join(stage, INTENTS_FILE), json.dumps(list(dirs)).encode("utf-8"))
 
@@ -52,7 +54,7 @@ class WriteLeftovers:
         """Delete the staging directory and, if ``published`` (the write is known not to have
         committed), the directories it published. Failures are logged, not raised."""
         try:
-            fs, stage = self._fs()
+            fs, path, stage = self._fs()
             dirs: list[str] = []
             if published:
                 try:
@@ -61,7 +63,7 @@ class WriteLeftovers:
                     dirs = []
             for d in dirs:
                 fs.delete(d, recursive=True)
-            fs.delete(stage, recursive=True)
+            remove_staging(fs, path, self.write_id)
             if dirs:
                 log.info("removed the %d directories write id %d had published", len(dirs),
                          self.write_id)

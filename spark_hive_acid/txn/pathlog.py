@@ -58,6 +58,7 @@ from ..io.filesystem import FileSystem
 from ..read.listing import walk_partitions
 from .base import CommitOutcome, Transaction, WriteSet
 from .conflicts import conflict, legacy_write_set, write_set_of_record
+from ..write.staging import remove_staging
 from .keepalive import KeepAliveThread, TaskHeartbeat
 from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exported)
     ABORTED,
@@ -291,7 +292,7 @@ def abort(fs: FileSystem, table_path: str, write_id: int, reason: str = "") -> N
 
 def cleanup(fs: FileSystem, table_path: str, write_id: int, *, published: bool = True) -> None:
     """Delete W's staging directory and (for aborted ids) the table directories it created."""
-    fs.delete(staging_dir(fs, table_path, write_id), recursive=True)
+    remove_staging(fs, table_path, write_id)
     intent = _sub(fs, table_path, _INTENTS, f"{write_id:019d}.json")
     rec = _read_json(fs, intent)
     if published and rec:
