@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
+import pyorc
 
 from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem, LocalFileSystem
@@ -152,17 +153,20 @@ class AcidFileWriter:
         return run[1], run[2], run[3] + (index - run[0])
 
     def _stripe_last_keys(self) -> list[tuple[int, int, int]]:
-        """The key of the last event of each stripe (what ``hive.acid.key.index`` lists)."""
-        f = po.ORCFile(self._local_path)
-        if not self.deletes:
-            ends = np.cumsum([f.read_stripe(i, columns=["operation"]).num_rows
-                              for i in range(f.nstripes)])
-            return [self._insert_key_at(int(e) - 1) for e in ends if self.inserts]
-        out = []
-        for i in range(f.nstripes):
-            t = f.read_stripe(i, columns=["originalTransaction", "bucket", "rowId"])
-            out.append(tuple(int(t.column(j)[t.num_rows - 1].as_py()) for j in range(3)))
-        return out
+        """The key of the last event of each stripe (what ``hive.acid.key.index`` lists). pyorc
+        seeks to a stripe's last row through the row index instead of decoding the stripe: a delete
+        stripe can hold tens of millions of events (they compress to almost nothing)."""
+        with open(self._local_path, "rb") as fh:
+            r = pyorc.Reader(fh, column_names=("originalTransaction", "bucket", "rowId"))
+            stripes = [r.read_stripe(i) for i in range(r.num_of_stripes)]
+            if not self.deletes:
+                ends = np.cumsum([len(s) for s in stripes])
+                return [self._insert_key_at(int(e) - 1) for e in ends if self.inserts]
+            out = []
+            for stripe in stripes:
+                stripe.seek(len(stripe) - 1)
+                out.append(tuple(int(v) for v in next(stripe)))
+            return out
 
     def close(self) -> FileSummary:
         if self._closed:

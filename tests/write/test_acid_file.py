@@ -65,6 +65,30 @@ def test_key_index_one_entry_per_stripe(tmp_path, fs, codec):
     assert orc.read().num_rows == 200_000
 
 
+
+def test_delete_key_index_one_entry_per_stripe(tmp_path, fs):
+    """Last keys of several stripes of random sorted delete events, against pyarrow's own read of
+    each stripe (the writer seeks to them through the row index instead of decoding stripes)."""
+    path = str(tmp_path / "bucket_00000")
+    rng = np.random.default_rng(5)
+    n = 300_000
+    owid = np.sort(rng.integers(1, 50, n))
+    bp = np.full(n, bucket_codec.encode(0, 0), np.int32)
+    rid = rng.integers(0, 1 << 40, n)
+    order = np.lexsort((rid, owid))
+    w = AcidFileWriter(fs, path, ROW_TYPE, stripe_size=64 * 1024)
+    for lo in range(0, n, 40_000):
+        sl = order[lo:lo + 40_000]
+        w.write_deletes(owid[sl], bp[sl], rid[sl], 60)
+    w.close()
+    orc = po.ORCFile(path)
+    assert orc.nstripes > 2
+    expected = ""
+    for i in range(orc.nstripes):
+        t = orc.read_stripe(i, columns=["originalTransaction", "bucket", "rowId"])
+        expected += ",".join(str(t.column(c)[t.num_rows - 1].as_py()) for c in range(3)) + ";"
+    assert _meta(path)["hive.acid.key.index"] == expected
+
 def test_delete_file_sorted_with_null_rows(tmp_path, fs):
     path = str(tmp_path / "bucket_00000")
     owid = np.array([1, 1, 2]); bp = np.full(3, bucket_codec.encode(0, 0)); rid = np.array([0, 4, 1])
