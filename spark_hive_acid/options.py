@@ -11,13 +11,14 @@ docs/writing.md, docs/metastore.md and docs/storage.md describe them for users.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from .exceptions import InvalidOptionError
+from .exceptions import InvalidOptionError, UnknownOptionError
 
 # scopes: where an option may be given
 READ, WRITE, METASTORE, STORAGE = "read", "write", "metastore", "storage"
@@ -56,6 +57,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("transactionalProperties", (READ,), "insert_only or default, when no layout says it"),
     _opt("countRows", (READ,), "return one row_count per task instead of the rows"),
     _opt("rebaseDatetime", (READ,), "read hybrid-calendar files' pre-1582 dates as written"),
+    _opt("versionAsOf", (READ,), "time travel: the table as of this write id"),
+    _opt("timestampAsOf", (READ,), "time travel: the table as of this time (path mode)"),
     # writing
     _opt("partitionBy", (WRITE,), "partition columns of a new table"),
     _opt("bucketBy", (WRITE,), "CLUSTERED BY columns of a new table"),
@@ -80,6 +83,26 @@ OPTIONS: tuple[Option, ...] = (
     _opt("webhdfsTimeout", (READ, WRITE, STORAGE), "seconds per WebHDFS request"),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+#: keys Spark itself puts into a data source's options: load(path) / load([...]) and, when
+#: CREATE TABLE ... USING hiveacid infers the schema, provider / owner / location
+SPARK_KEYS = frozenset({"path", "paths", "provider", "owner", "location"})
+
+
+def check_known(options: Optional[Mapping[str, object]], where: str,
+                scopes: Iterable[str] = (READ, WRITE, METASTORE, STORAGE)) -> None:
+    """Raise UnknownOptionError for an option name no entry point knows (case-insensitive),
+    naming the closest known option: a typo must never be silently ignored. ``scopes``: the
+    options the message lists (those ``where`` takes)."""
+    wanted = frozenset(scopes)
+    for key in options or {}:
+        low = str(key).lower()
+        if low in BY_KEY or low in SPARK_KEYS:
+            continue
+        close = difflib.get_close_matches(low, list(BY_KEY), n=1, cutoff=0.6)
+        hint = f"; did you mean {BY_KEY[close[0]].name}?" if close else "."
+        listed = sorted(o.name for o in OPTIONS if o.scopes & wanted and o.name != "paths")
+        raise UnknownOptionError(
+            f"{where}: unknown option '{key}'{hint} Options it takes: {', '.join(listed)}")
 
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

@@ -11,7 +11,9 @@ when it stops working:
 * :func:`plan_references` - the columns an expression reads, from the JVM's analyzed plan;
 * :func:`in_spark_worker` / :func:`driver_process` - whether this process is a PySpark worker and
   which process is the Spark driver whose death ends the job (environment and ``/proc``);
-* :func:`mark_session` / :func:`session_marked` - a flag kept on a SparkSession object.
+* :func:`mark_session` / :func:`session_marked` - a flag kept on a SparkSession object;
+* :func:`data_source_exists` - whether a session already knows a data source name (statically
+  registered ``pyspark_*`` packages included), from the JVM's DataSourceManager.
 """
 from __future__ import annotations
 
@@ -120,3 +122,15 @@ def mark_session(spark: Any) -> None:
         setattr(spark, _MARK, True)
     except AttributeError:
         pass
+
+
+def data_source_exists(spark: Any, name: str) -> Optional[bool]:
+    """Whether ``spark`` resolves the format ``name`` already (registered at runtime, or found
+    statically: a ``pyspark_*`` package with a ``DefaultSource``); None when it cannot be told
+    (e.g. Spark Connect)."""
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(name))
+    except Exception as e:  # noqa: BLE001 - no JVM session, or another PySpark version
+        log.debug("data source lookup of %s not available: %s", name, e)
+        return None
