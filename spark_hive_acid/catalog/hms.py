@@ -25,7 +25,7 @@ from ..io.registry import get_filesystem
 from ..metastore.api import client_from_options, parse_table_name
 from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
-from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
+from ..metastore.uris import OPTION_URI, resolve_metastore_uris
 from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
 from ..write.options import WriteOptions
 from ..write.plain_file import (
@@ -46,16 +46,9 @@ URI_KEY = OPTION_URI.lower()
 def resolve_uris(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None,
                  *, in_worker: bool = False) -> str:
     """The metastore URIs (comma-separated) from the option, the Spark conf or hive-site.xml.
-    ``in_worker``: we run in a Spark Python worker, which does not see the Spark conf."""
-    try:
-        return ",".join(resolve_metastore_uris(options, spark_conf))
-    except MetastoreNotConfiguredError as e:
-        if not in_worker:
-            raise
-        raise MetastoreNotConfiguredError(
-            f"{e}. Note: the Spark conf is not visible to a data source's Python worker; pass "
-            f".option('{OPTION_URI}', 'thrift://host:9083') (e.g. spark.conf.get("
-            f"'{SPARK_CONF_KEYS[0]}')) or set HIVE_CONF_DIR") from e
+    ``in_worker``: we run in a Spark Python worker, which does not see the Spark conf (the error
+    then says what reaches a worker)."""
+    return ",".join(resolve_metastore_uris(options, None if in_worker else spark_conf))
 
 
 class MetastoreTable(TableRef):

@@ -163,7 +163,7 @@ def validate_table(target: Target) -> Report:
         leaves.extend(_leaves(target))
     report.guard(root, list_leaves)
     for leaf, children in leaves:
-        for child in children:
+        for child in sorted(children, key=lambda c: c.name):
             if is_hidden(child.name):
                 continue
             if not child.is_dir:
@@ -179,7 +179,7 @@ def validate_table(target: Target) -> Report:
                 continue
             files: list[FileStatus] = []
             report.guard(d.path, lambda: files.extend(fs.list_dir(d.path)))
-            for f in files:
+            for f in sorted(files, key=lambda c: c.name):
                 if f.is_dir or is_hidden(f.name) or f.name.endswith("_flush_length"):
                     continue
                 if f.size == 0:

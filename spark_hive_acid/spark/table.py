@@ -36,7 +36,7 @@ from ..metastore.uris import SPARK_CONF_KEYS
 from ..write.options import WriteOptions
 from ..write.task_writer import TableSpec
 from . import dml
-from ._compat import data_source_exists, mark_session, session_marked
+from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
 from .expressions import ColumnOrStr, int_literal, referenced_columns, to_column, to_value, \
     union_names
@@ -193,7 +193,8 @@ class HiveAcidTable:
         return self._spark.read.format(FORMAT_NAME).options(**self._ref.reader_options())
 
     def _load(self, reader: Any) -> DataFrame:
-        return reader.load()
+        with library_errors():
+            return reader.load()
 
     def toDF(self, version: Optional[int] = None, timestamp: Optional[str] = None) -> DataFrame:
         """The table's current committed snapshot as a DataFrame; ``version``: as of that write
@@ -213,8 +214,9 @@ class HiveAcidTable:
         sources cannot prune columns, every column) only for Spark to count them. This reads with
         option ``countRows``: each task applies the deletes to the ACID keys alone (not decoded
         where stripe statistics prove them) and returns one number."""
-        total = self._load(self._reader().option("countRows", "true")) \
-            .agg(F.sum("row_count")).first()[0]
+        with library_errors():
+            total = self._load(self._reader().option("countRows", "true")) \
+                .agg(F.sum("row_count")).first()[0]
         return int(total or 0)
 
     def history(self, limit: Optional[int] = None) -> DataFrame:
@@ -262,8 +264,9 @@ class HiveAcidTable:
         layout = self._ref.layout(self._schema)
         analyse(self._spark, layout, TableSpec.of(self._ref.location()[1], layout),
                 self._alias or DEFAULT_ALIAS, build)  # before any write id is allocated
-        metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
-                              inserts_unmatched=inserts_unmatched)
+        with library_errors():
+            metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
+                                  inserts_unmatched=inserts_unmatched)
         log.info("%s on %s committed: %s", operation, self._ref.display, metrics)
         return metrics
 
