@@ -138,7 +138,7 @@ def render_summary(s: dict) -> list[str]:
     rng = s["writeIdRange"]
     rows = "?" if s["rows"] is None else s["rows"]
     dels = "?" if s["deleteEvents"] is None else s["deleteEvents"]
-    return [f"  {s['files']} file(s) read, {_size(s['bytes'])}, {rows} rows written, {dels} "
+    return [f"  {s['files']} file(s) read, {_size(s['bytes'])}, {rows} rows, {dels} "
             f"delete events; write ids {f'{rng[0]}..{rng[1]}' if rng else 'none'}; "
             f"{s['ignored']} directories ignored"]
 
