@@ -166,3 +166,21 @@ def test_errors_and_the_module_entry_point(tmp_path, capsys):
     assert "pyspark" not in subprocess.run(
         [sys.executable, "-c", "import sys, spark_hive_acid.cli; print(sorted(sys.modules))"],
         capture_output=True, text=True, timeout=120).stdout
+
+
+def test_a_table_over_webhdfs_reads_as_the_same_table_on_disk(tmp_path, capsys):
+    """Any URI the library reads: the WebHDFS protocol double serves tmp_path."""
+    from webhdfs_double import WebHdfsDouble
+
+    path = _library_table(tmp_path)
+    with WebHdfsDouble(str(tmp_path)) as srv:
+        remote = f"webhdfs://{srv.url.split('://', 1)[1]}/lib"
+        outputs = []
+        for table in (path, remote):
+            assert main(["snapshot", table]) == 0 and main(["inspect", table, "--json"]) == 0
+            snapshot, report = capsys.readouterr().out.split("\n", 1)
+            assert main(["validate", table]) == 0 and capsys.readouterr().out == ""
+            parts = [(p["partition"], p["directories"], p["summary"])
+                     for p in json.loads(report)["partitions"]]
+            outputs.append((snapshot, parts))
+        assert outputs[0] == outputs[1] and outputs[0][0] == "4:4:4:3"

@@ -62,3 +62,29 @@ def test_cli_on_a_table_by_name(metastore, table, capsys):
     assert [h["operation"] for h in json.loads(capsys.readouterr().out)] == ["insert", "insert"]
     assert main(["validate", table, *uri]) == 0
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.spark
+def test_sql_views_by_name_and_the_spark_conf(spark, metastore, table, monkeypatch):
+    """With the metastore only in the Spark conf: spark.read by name says what works (the
+    workers do not see the conf, issue 14 §6); register_view and HiveAcidTable.forName work."""
+    import spark_hive_acid as sha
+    from spark_hive_acid.spark.table import HiveAcidTable, ensure_registered
+
+    ensure_registered(spark)
+    monkeypatch.delenv("HIVE_CONF_DIR", raising=False)
+    spark.conf.set("spark.hadoop.hive.metastore.uris", metastore.uri)
+    try:
+        with pytest.raises(Exception, match="option metastoreUri.*hive-site.xml.*HiveAcidTable"
+                                            ".forName") as e:
+            spark.read.format("hiveacid").option("table", table).load().collect()
+        assert "or the Spark conf" not in str(e.value)
+        sha.register_view(spark, "by_name", table=table)
+        sha.sql(spark, "INSERT INTO by_name VALUES (4, 'y')")
+        assert sorted(r[0] for r in sha.sql(spark, "SELECT id FROM by_name").collect()) == \
+            [1, 2, 3, 4]
+        t = HiveAcidTable.forName(spark, table)
+        assert t.snapshot().startswith(table + ":")
+        assert t.detail().first().name == table
+    finally:
+        spark.conf.unset("spark.hadoop.hive.metastore.uris")
