@@ -168,8 +168,8 @@ def inspect_table(target: Target) -> dict:
                    "layoutFile": layout is not None},
         "partitions": [],
     }
-    for pl in listings:
-        name = "/".join(f"{n}={v}" for n, v in zip(names, pl.values))
+    named = [("/".join(f"{n}={v}" for n, v in zip(names, pl.values)), pl) for pl in listings]
+    for name, pl in sorted(named, key=lambda np_: np_[0]):
         ctx = PartitionContext(target, name, pl)
         entry: dict[str, Any] = {"partition": name, "path": pl.path}
         for section in SECTIONS:
