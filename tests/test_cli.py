@@ -184,3 +184,18 @@ def test_a_table_over_webhdfs_reads_as_the_same_table_on_disk(tmp_path, capsys):
                      for p in json.loads(report)["partitions"]]
             outputs.append((snapshot, parts))
         assert outputs[0] == outputs[1] and outputs[0][0] == "4:4:4:3"
+
+
+def test_an_insert_only_table_with_a_truncated_parquet_file(tmp_path, capsys):
+    path = str(tmp_path / "mm")
+    write_table(pa.table({"id": [1, 2]}), path, options={
+        "tableProperties": "transactional_properties=insert_only", "fileFormat": "parquet"})
+    write_table(pa.table({"id": [3]}), path)
+    (damaged,) = (tmp_path / "mm" / "delta_0000002_0000002_0000").glob("0*")
+    damaged.write_bytes(damaged.read_bytes()[:40])
+    code, out, err = run(capsys, "validate", path)
+    assert code == 1 and out.startswith(f"{damaged}: ") and out.count("\n") == 1
+    assert "2 file(s) checked, 1 problem(s)" in err
+    code, out, _ = run(capsys, "inspect", path, "--json")  # inspect still reports, rows unknown
+    dirs = json.loads(out)["partitions"][0]["directories"]
+    assert code == 0 and [d["rows"] for d in dirs] == [2, None]
