@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from ..acid.layout import load_layout
+from ..acid.names import FLUSH_LENGTH_SUFFIX, is_hidden
 from ..acid.snapshot import LONG_MAX
 from ..exceptions import HiveAcidError
 from ..io.registry import get_filesystem
@@ -21,7 +22,8 @@ def table_detail(ref: TableRef) -> dict[str, Any]:
     for pl in scan.plan.partitions:
         for children in pl.dir_files.values():
             for f in children:
-                if not f.is_dir and not f.name.startswith(("_", ".")):
+                if not f.is_dir and not is_hidden(f.name) \
+                        and not f.name.endswith(FLUSH_LENGTH_SUFFIX):
                     files, sizes = files + 1, sizes + f.size
         files += len(pl.state.original_files)
         sizes += sum(f.size for f in pl.state.original_files)
