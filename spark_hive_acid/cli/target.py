@@ -2,6 +2,7 @@
 in a Hive Metastore, with the snapshot to look at (the table's current one, or ``--snapshot``)."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
@@ -34,8 +35,9 @@ class Target:
 
 
 def is_table_name(text: str, options: Mapping[str, str]) -> bool:
-    """``db.t`` / ``t`` with a metastore configured (option, or hive-site.xml) and no ``/``."""
-    if "/" in text or "\\" in text or ":" in text:
+    """``db.t`` / ``t`` with a metastore configured (option, or hive-site.xml), no ``/`` and no
+    local directory of that name."""
+    if "/" in text or "\\" in text or ":" in text or os.path.exists(text):
         return False
     try:
         resolve_metastore_uris(options)
