@@ -12,7 +12,7 @@ when it stops working:
 * :func:`in_spark_worker` / :func:`driver_process` - whether this process is a PySpark worker and
   which process is the Spark driver whose death ends the job (environment and ``/proc``);
 * :func:`mark_session` / :func:`session_marked` - a flag kept on a SparkSession object;
-* :func:`library_errors` - the library's own exception class back from the text of the error
+* :func:`library_errors` (:func:`library_error`) - the library's own exception class back from the text of the error
   Spark raises when a data source call failed in a Python worker (the Python type is lost there);
 * :func:`data_source_exists` - whether a session already knows a data source name (statically
   registered ``pyspark_*`` packages included), from the JVM's DataSourceManager.
