@@ -83,9 +83,11 @@ OPTIONS: tuple[Option, ...] = (
     _opt("webhdfsTimeout", (READ, WRITE, STORAGE), "seconds per WebHDFS request"),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
-#: keys Spark itself puts into a data source's options: load(path) / load([...]) and, when
-#: CREATE TABLE ... USING hiveacid infers the schema, provider / owner / location
-SPARK_KEYS = frozenset({"path", "paths", "provider", "owner", "location"})
+#: keys Spark itself puts into a data source's options (verified with PySpark 4.3): load(path) /
+#: load([...]); provider / owner / location when CREATE TABLE ... USING hiveacid infers the
+#: schema; checkpointLocation / queryName for a writeStream sink
+SPARK_KEYS = frozenset({"path", "paths", "provider", "owner", "location", "checkpointlocation",
+                        "queryname"})
 
 
 def check_known(options: Optional[Mapping[str, object]], where: str,

@@ -45,6 +45,8 @@ def test_known_names_in_any_case_and_the_keys_spark_passes_are_accepted(table):
                                 "provider": "hiveacid", "Includerowid": "true"})
     assert parsed.include_row_id
     WriteOptions.parse({"path": table, "PartitionOverwriteMode": "dynamic", "owner": "x"})
+    # what Spark hands a writeStream sink besides the user's options
+    WriteOptions.parse({"path": table, "checkpointlocation": "/ckpt", "queryname": "q"})
 
 
 def test_write_table_refuses_a_typo_before_creating_anything(tmp_path):
