@@ -7,7 +7,10 @@ case, and the typed getters (:func:`get_bool`, :func:`get_int`, :func:`get_secon
 :class:`~spark_hive_acid.exceptions.InvalidOptionError` that names the option when it cannot.
 
 ``OPTIONS`` lists every option with the places (scopes) that accept it; docs/reading.md,
-docs/writing.md, docs/metastore.md and docs/storage.md describe them for users.
+docs/writing.md, docs/metastore.md and docs/storage.md describe them for users. Every entry point
+passes what it is given through :func:`check_known`: a name that is neither here nor one of the
+keys Spark adds itself (``SPARK_KEYS``) is an UnknownOptionError naming the closest option, so
+an option of a new feature must be added here to be accepted.
 """
 from __future__ import annotations
 
