@@ -22,6 +22,7 @@ venv: $(STAMP)
 # corpus is there (HIVE_ACID_CORPUS, default ../shared/corpus)
 demo: $(STAMP)
 	$(PY) examples/quickstart.py $(WAREHOUSE)/quickstart
+	$(PY) examples/sql_time_travel_cli.py $(WAREHOUSE)/sql_demo
 	$(PY) examples/read_table.py --skip-without-corpus $(WAREHOUSE)
 
 # HIVE_ACID_SLOW_TESTS=1: also the tests that start a second metastore / kill a second driver.

@@ -10,7 +10,7 @@ from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
 __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_table",
-           "__version__"]
+           "register_view", "sql", "__version__"]
 
 
 def register(spark) -> None:
@@ -26,6 +26,10 @@ def __getattr__(name: str):
         from .spark.table import HiveAcidTable
 
         return HiveAcidTable
+    if name in ("register_view", "sql"):
+        from .spark import sql_views
+
+        return getattr(sql_views, name)
     if name in ("read_table", "write_table"):
         from . import direct
 

@@ -55,6 +55,7 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     """
     if mode not in MODES:
         raise InvalidOptionError(f"write_table(mode={mode!r}): use 'append' or 'overwrite'")
+    opt.check_known(options, "write_table")
     given = {"path": path, "table": table,
              "partitionBy": ",".join(partition_by) if partition_by else None,
              "bucketBy": ",".join(bucket_by) if bucket_by else None,

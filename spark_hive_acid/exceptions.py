@@ -15,6 +15,10 @@ class InvalidOptionError(HiveAcidError, ValueError):
     """An option value (or combination of options) is malformed."""
 
 
+class UnknownOptionError(InvalidOptionError):
+    """An option name that no entry point knows (a typo): the message names the closest known one."""
+
+
 class InvalidSnapshotError(InvalidOptionError):
     """A ValidWriteIdList / ValidTxnList string cannot be parsed."""
 

@@ -7,17 +7,21 @@ case, and the typed getters (:func:`get_bool`, :func:`get_int`, :func:`get_secon
 :class:`~spark_hive_acid.exceptions.InvalidOptionError` that names the option when it cannot.
 
 ``OPTIONS`` lists every option with the places (scopes) that accept it; docs/reading.md,
-docs/writing.md, docs/metastore.md and docs/storage.md describe them for users.
+docs/writing.md, docs/metastore.md and docs/storage.md describe them for users. Every entry point
+passes what it is given through :func:`check_known`: a name that is neither here nor one of the
+keys Spark adds itself (``SPARK_KEYS``) is an UnknownOptionError naming the closest option, so
+an option of a new feature must be added here to be accepted.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
-from .exceptions import InvalidOptionError
+from .exceptions import InvalidOptionError, UnknownOptionError
 
 # scopes: where an option may be given
 READ, WRITE, METASTORE, STORAGE = "read", "write", "metastore", "storage"
@@ -56,6 +60,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("transactionalProperties", (READ,), "insert_only or default, when no layout says it"),
     _opt("countRows", (READ,), "return one row_count per task instead of the rows"),
     _opt("rebaseDatetime", (READ,), "read hybrid-calendar files' pre-1582 dates as written"),
+    _opt("versionAsOf", (READ,), "time travel: the table as of this write id"),
+    _opt("timestampAsOf", (READ,), "time travel: the table as of this time (path mode)"),
     # writing
     _opt("partitionBy", (WRITE,), "partition columns of a new table"),
     _opt("bucketBy", (WRITE,), "CLUSTERED BY columns of a new table"),
@@ -80,6 +86,28 @@ OPTIONS: tuple[Option, ...] = (
     _opt("webhdfsTimeout", (READ, WRITE, STORAGE), "seconds per WebHDFS request"),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+#: keys Spark itself puts into a data source's options (verified with PySpark 4.3): load(path) /
+#: load([...]); provider / owner / location when CREATE TABLE ... USING hiveacid infers the
+#: schema; checkpointLocation / queryName for a writeStream sink
+SPARK_KEYS = frozenset({"path", "paths", "provider", "owner", "location", "checkpointlocation",
+                        "queryname"})
+
+
+def check_known(options: Optional[Mapping[str, object]], where: str,
+                scopes: Iterable[str] = (READ, WRITE, METASTORE, STORAGE)) -> None:
+    """Raise UnknownOptionError for an option name no entry point knows (case-insensitive),
+    naming the closest known option: a typo must never be silently ignored. ``scopes``: the
+    options the message lists (those ``where`` takes)."""
+    wanted = frozenset(scopes)
+    for key in options or {}:
+        low = str(key).lower()
+        if low in BY_KEY or low in SPARK_KEYS:
+            continue
+        close = difflib.get_close_matches(low, list(BY_KEY), n=1, cutoff=0.6)
+        hint = f"; did you mean {BY_KEY[close[0]].name}?" if close else "."
+        listed = sorted(o.name for o in OPTIONS if o.scopes & wanted and o.name != "paths")
+        raise UnknownOptionError(
+            f"{where}: unknown option '{key}'{hint} Options it takes: {', '.join(listed)}")
 
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)

@@ -65,6 +65,17 @@ def test_no_metastore_configured_says_where_to_configure(monkeypatch):
     assert isinstance(ei.value, MetastoreError) and isinstance(ei.value, InvalidOptionError)
 
 
+def test_no_metastore_reaching_a_worker_says_what_works(monkeypatch):
+    """A Spark worker never sees the Spark conf: telling its user to set it (already set) does
+    not help; the message names what reaches the read (issue 14 §6)."""
+    monkeypatch.delenv("HIVE_CONF_DIR", raising=False)
+    with pytest.raises(MetastoreNotConfiguredError) as ei:
+        resolve_metastore_uris({}, None)
+    msg = str(ei.value)
+    assert "option metastoreUri" in msg and "hive-site.xml" in msg
+    assert "HiveAcidTable.forName" in msg and "or the Spark conf" not in msg
+
+
 @pytest.mark.parametrize("bad", ["http://h:1", "thrift://", "h:9083", "thrift://h:notaport"])
 def test_malformed_uri(bad):
     with pytest.raises(InvalidOptionError):

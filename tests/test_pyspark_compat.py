@@ -103,3 +103,24 @@ def test_a_spark_session_keeps_the_mark(spark):
     assert not _compat.session_marked(other)
     _compat.mark_session(other)
     assert _compat.session_marked(other) and not _compat.session_marked(spark.newSession())
+
+
+def test_the_jvm_says_which_data_sources_a_session_knows(spark):
+    """``pyspark_hiveacid`` is found statically (so HiveAcidTable need not register it again and
+    Spark does not WARN about replacing it); an unknown name is not."""
+    fresh = spark.newSession()
+    assert _compat.data_source_exists(fresh, "hiveacid") is True
+    assert _compat.data_source_exists(fresh, "no_such_format_xyz") is False
+
+
+def test_a_library_error_comes_back_from_sparks_error_text(spark, tmp_path):
+    from spark_hive_acid.exceptions import TableNotFoundError
+
+    with pytest.raises(Exception) as e:
+        spark.read.format("hiveacid").load(str(tmp_path / "missing")).collect()
+    err = _compat.library_error(e.value)
+    assert isinstance(err, TableNotFoundError) and str(tmp_path / "missing") in str(err)
+    with pytest.raises(TableNotFoundError):
+        with _compat.library_errors():
+            spark.read.format("hiveacid").load(str(tmp_path / "missing"))
+    assert _compat.library_error(ValueError("plain")) is None

@@ -161,7 +161,10 @@ def test_empty_snapshot_reads_as_empty_dataframe(spark, partitioned_table):
 
 
 def test_spark_submit_finds_the_format_without_register(tmp_path, corpus_copy):
-    """The `pyspark_hiveacid` module makes the format available to a fresh spark-submit job."""
+    """The `pyspark_hiveacid` module makes the format available to a fresh spark-submit job run
+    from outside the repository (an editable install too, issue 14 §4), and HiveAcidTable does not
+    register it again over the static one (no WARN ... replaced a statically registered data
+    source, issue 14 §6)."""
     import subprocess
     import sys
     from pathlib import Path
@@ -170,15 +173,33 @@ def test_spark_submit_finds_the_format_without_register(tmp_path, corpus_copy):
     script = tmp_path / "job.py"
     script.write_text(
         "from pyspark.sql import SparkSession\n"
+        "from spark_hive_acid import HiveAcidTable\n"
         "spark = SparkSession.builder.getOrCreate()\n"
         f"n = spark.read.format('hiveacid').option('validWriteIds', 'd.t:3:{2**63 - 1}::').load({table!r}).count()\n"
         "print('ROWS', n)\n"
+        f"print('TABLE', HiveAcidTable.forPath(spark, {table!r}).count())\n"
         "spark.stop()\n")
     submit = Path(sys.executable).parent / "spark-submit"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYSPARK_PYTHON"] = sys.executable
     done = subprocess.run([str(submit), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
-                           str(script)], capture_output=True, text=True, timeout=300, env=env)
-    assert "ROWS 1" in done.stdout, done.stderr[-3000:]
+                           str(script)], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=str(tmp_path))
+    assert "ROWS 1" in done.stdout and "TABLE 0" in done.stdout, done.stderr[-3000:]
+    assert "registered data source" not in done.stderr
+
+
+def test_python_workers_find_the_module_from_outside_the_repository(tmp_path):
+    """Spark's workers look data sources up with pkgutil.iter_modules(): an editable install's
+    import hook is invisible to it, a path entry is not (pyproject.toml package-dir)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import pkgutil; print(sorted(m.name for m in pkgutil.iter_modules() if m.name.startswith('pyspark_')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=str(tmp_path), env=env, timeout=120)
+    assert "pyspark_hiveacid" in done.stdout, done.stdout + done.stderr
 
 
 def test_empty_user_schema_counts_rows_after_deletes(spark, partitioned_table):

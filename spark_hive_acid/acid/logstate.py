@@ -190,6 +190,19 @@ def load_state(fs: FileSystem, table_path: str) -> Optional[LogState]:
                     aborted=frozenset(int(a) for a in cum.get("aborted", [])))
 
 
+def state_at_event(fs: FileSystem, table_path: str, event: dict) -> LogState:
+    """The log's state right after terminal record ``event``: the write ids terminated by then
+    (its cumulative ranges); ids allocated but not terminated below the newest terminated one
+    were open then (ids allocated later are above it)."""
+    cum = event["cumulative"]
+    terminated = _merge_ranges(tuple(r) for r in cum.get("terminated", []))
+    top = max((hi for _, hi in terminated), default=0)
+    allocated = frozenset(w for w in _numbered(fs, _sub(fs, table_path, _WRITEIDS), ".json")
+                          if w <= top) | frozenset({top} if top else ())
+    return LogState(allocated=allocated, seq=int(event["seq"]), terminated=terminated,
+                    aborted=frozenset(int(a) for a in cum.get("aborted", [])))
+
+
 def read_snapshot(fs: FileSystem, table_path: str) -> Optional[ValidIdList]:
     """The committed snapshot of a path-mode table: open (uncommitted) and aborted write ids are
     exceptions. None when the table has no log, i.e. everything present is committed."""

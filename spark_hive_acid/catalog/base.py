@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 import pyarrow as pa
 
 from ..acid.layout import TableLayout
+from ..acid.snapshot import ValidIdList
 from ..io.filesystem import FileSystem
 from ..txn.base import Transaction
 from ..write.options import WriteOptions
@@ -59,6 +60,10 @@ class TableRef(abc.ABC):
     def reader_options(self) -> dict[str, str]:
         """Read options naming this table (for ``spark.read.format("hiveacid")`` or
         ``read_table``): the path, or the table name and its metastore."""
+
+    @abc.abstractmethod
+    def snapshot(self) -> ValidIdList:
+        """The table's current committed snapshot (a ValidWriteIdList)."""
 
     @abc.abstractmethod
     def history(self) -> list[dict[str, Any]]:

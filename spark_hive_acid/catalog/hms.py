@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from .. import options as opt
 from ..acid.layout import TableLayout
-from ..acid.names import parse_acid_dir
+from ..acid.snapshot import ValidIdList
 from ..exceptions import (
     HiveAcidError,
     InvalidOptionError,
@@ -25,7 +25,7 @@ from ..io.registry import get_filesystem
 from ..metastore.api import client_from_options, parse_table_name
 from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
-from ..metastore.uris import OPTION_URI, SPARK_CONF_KEYS, resolve_metastore_uris
+from ..metastore.uris import OPTION_URI, resolve_metastore_uris
 from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
 from ..write.options import WriteOptions
 from ..write.plain_file import (
@@ -37,6 +37,7 @@ from ..write.plain_file import (
 )
 from ..write.table_setup import layout_from_schema
 from .base import TableRef
+from .dir_history import history_from_dirs
 
 log = logging.getLogger(__name__)
 URI_KEY = OPTION_URI.lower()
@@ -45,16 +46,9 @@ URI_KEY = OPTION_URI.lower()
 def resolve_uris(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None,
                  *, in_worker: bool = False) -> str:
     """The metastore URIs (comma-separated) from the option, the Spark conf or hive-site.xml.
-    ``in_worker``: we run in a Spark Python worker, which does not see the Spark conf."""
-    try:
-        return ",".join(resolve_metastore_uris(options, spark_conf))
-    except MetastoreNotConfiguredError as e:
-        if not in_worker:
-            raise
-        raise MetastoreNotConfiguredError(
-            f"{e}. Note: the Spark conf is not visible to a data source's Python worker; pass "
-            f".option('{OPTION_URI}', 'thrift://host:9083') (e.g. spark.conf.get("
-            f"'{SPARK_CONF_KEYS[0]}')) or set HIVE_CONF_DIR") from e
+    ``in_worker``: we run in a Spark Python worker, which does not see the Spark conf (the error
+    then says what reaches a worker)."""
+    return ",".join(resolve_metastore_uris(options, None if in_worker else spark_conf))
 
 
 class MetastoreTable(TableRef):
@@ -157,11 +151,8 @@ class MetastoreTable(TableRef):
         return dict(self.options)
 
     def history(self) -> list[dict[str, Any]]:
-        """One entry per write id found in the table's directories (the metastore keeps no
-        per-table history: committed txns leave ``TXNS``), newest first. ``state`` is the write
-        id's state in the metastore's current snapshot; ``operation`` is inferred from the
-        directories (insert, insert_overwrite, delete, update/merge, compaction); times and row
-        counts are not known."""
+        """One entry per write id found in the table's directories, newest first (the metastore
+        keeps no per-table history; see :mod:`.dir_history`)."""
         with self.client() as c:
             info = c.get_table(self.db, self.name)
             write_ids, _ = c.read_snapshot(info.db, info.name)
@@ -169,49 +160,21 @@ class MetastoreTable(TableRef):
         fs, root = self.location(info)
         places = [("", root)] if not info.is_partitioned else sorted(
             (p.name, get_filesystem(p.location, self.options)[1]) for p in parts if p.location)
-        by_id: dict[tuple[int, int], dict] = {}
+        listed = []
         for part, where in places:
             try:
-                children = fs.list_dir(where)
+                listed.append((part, fs.list_dir(where)))
             except HiveAcidError:
                 continue
-            for ch in children:
-                d = parse_acid_dir(ch.name) if ch.is_dir else None
-                if d is None:
-                    continue
-                e = by_id.setdefault((d.min_write_id, d.max_write_id),
-                                     {"kinds": set(), "partitions": set()})
-                e["kinds"].add(d.kind)
-                if part:
-                    e["partitions"].add(part)
-        out = []
-        for (lo, hi), e in sorted(by_id.items(), key=lambda kv: (-kv[0][1], -kv[0][0])):
-            if write_ids.is_aborted(hi):
-                state = "aborted"
-            elif write_ids.is_open(hi) or hi > write_ids.high_watermark:
-                state = "open"
-            else:
-                state = "committed"
-            out.append({"writeId": hi, "state": state, "operation": _operation_of(lo, hi, e["kinds"]),
-                        "startedAt": None, "finishedAt": None,
-                        "partitions": sorted(e["partitions"]), "metrics": {},
-                        "reason": None if lo == hi else f"covers write ids {lo}..{hi}"})
-        return out
+        return history_from_dirs(listed, write_ids)
+
+    def snapshot(self) -> ValidIdList:
+        """The metastore's current snapshot of this table (its ValidWriteIdList)."""
+        with self.client() as c:
+            return c.read_snapshot(self.db, self.name)[0]
 
     def __repr__(self) -> str:
         return f"MetastoreTable({self.display!r}, metastore={self.metastore_uri})"
-
-
-def _operation_of(lo: int, hi: int, kinds: set[str]) -> str:
-    if lo != hi and "base" not in kinds:
-        return "compaction"
-    if "base" in kinds:
-        return "insert_overwrite"
-    if kinds == {"delta"}:
-        return "insert"
-    if kinds == {"delete_delta"}:
-        return "delete"
-    return "update/merge"
 
 
 def _check_creation_options(write_options: WriteOptions, info: TableInfo) -> None:

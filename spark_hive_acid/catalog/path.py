@@ -7,14 +7,18 @@ import pyarrow as pa
 
 from .. import options as opt
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
+from ..acid.logstate import load_state, read_snapshot
+from ..acid.snapshot import ValidIdList
 from ..exceptions import NotAnAcidTableError, TableNotFoundError
 from ..io.filesystem import FileSystem
 from ..io.registry import get_filesystem
+from ..read.listing import walk_partitions
 from ..txn import pathlog
 from ..txn.pathlog import PathTransaction
 from ..write.options import DEFAULT_TXN_TIMEOUT_S, WriteOptions
 from ..write.table_setup import has_acid_dirs, resolve_table
 from .base import TableRef
+from .dir_history import history_from_dirs
 
 
 class PathTable(TableRef):
@@ -67,7 +71,18 @@ class PathTable(TableRef):
         return dict(self.options)
 
     def history(self) -> list[dict[str, Any]]:
-        return pathlog.history(self.fs, self.path)
+        """The path-mode log's history; for a table without one (written by Hive), the history
+        its directories tell (:mod:`.dir_history`)."""
+        logged = pathlog.history(self.fs, self.path)
+        if logged or load_state(self.fs, self.path) is not None:
+            return logged
+        tree = walk_partitions(self.fs, self.path)
+        return history_from_dirs(((rel, tree.children[p]) for p, rel, _ in tree.leaves),
+                                 ValidIdList.all_valid())
+
+    def snapshot(self) -> ValidIdList:
+        """The current snapshot: the log's, else (no log) everything present."""
+        return read_snapshot(self.fs, self.path) or ValidIdList.all_valid()
 
     def abort_stale(self, older_than_s: Optional[float] = None) -> list[int]:
         """Abort open write ids idle longer than their timeout (or ``older_than_s``)."""

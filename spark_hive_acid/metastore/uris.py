@@ -100,7 +100,15 @@ def resolve_metastore_uris(options: Mapping[str, str],
                 return split_uris(value, f"{HIVE_SITE_KEY} in {site}")
         else:
             log.debug("HIVE_CONF_DIR=%s holds no hive-site.xml", conf_dir)
+    where = f" (HIVE_CONF_DIR={conf_dir})" if conf_dir else " (HIVE_CONF_DIR is not set)"
+    if spark_conf is None:  # a data source read/write in a Spark worker, or no Spark at all
+        raise MetastoreNotConfiguredError(
+            f"No Hive Metastore URI reached this read or write: pass the option "
+            f"{OPTION_URI}=thrift://host:9083, or put {HIVE_SITE_KEY} in "
+            f"$HIVE_CONF_DIR/hive-site.xml{where}, or use HiveAcidTable.forName(spark, 'db.table'), "
+            f"which reads the Spark conf {SPARK_CONF_KEYS[0]}. That conf alone does not reach "
+            "spark.read/df.write.format('hiveacid'): Spark's Python workers do not see it")
     raise MetastoreNotConfiguredError(
         f"No Hive Metastore configured: set the option {OPTION_URI}=thrift://host:9083, or the "
         f"Spark conf {SPARK_CONF_KEYS[0]}, or {HIVE_SITE_KEY} in $HIVE_CONF_DIR/hive-site.xml"
-        + (f" (HIVE_CONF_DIR={conf_dir})" if conf_dir else " (HIVE_CONF_DIR is not set)"))
+        + where)

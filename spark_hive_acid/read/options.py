@@ -26,6 +26,8 @@ class ReadOptions:
     txns_given: bool = False
     count_rows: bool = False  # one row_count per Spark task instead of the rows
     rebase_datetime: bool = True  # hybrid-calendar files: old dates as written (read/calendar.py)
+    version_as_of: Optional[int] = None  # time travel (read/time_travel.py)
+    timestamp_as_of: Optional[str] = None
     raw: tuple[tuple[str, str], ...] = ()  # every option, for file-system factories
 
     @property
@@ -34,6 +36,7 @@ class ReadOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
+        opt.check_known(options, "hiveacid read", (opt.READ, opt.METASTORE, opt.STORAGE))
         opts = {k.lower(): v for k, v in options.items()}
         path = opts.get("path")
         table = (opts.get("table") or "").strip() or None
@@ -59,6 +62,11 @@ class ReadOptions:
             raise InvalidOptionError(
                 "Option countRows=true reads one column, row_count: drop options columns and "
                 "includeRowId")
+        version = opt.get_int(opts, "versionAsOf", None)
+        timestamp = opt.get_str(opts, "timestampAsOf")
+        if write_ids is not None and (version is not None or timestamp is not None):
+            raise InvalidOptionError(
+                "Give validWriteIds (a snapshot) or versionAsOf / timestampAsOf, not both")
         props = opts.get("transactionalproperties")
         insert_only = None
         if props:
@@ -81,5 +89,7 @@ class ReadOptions:
             insert_only=insert_only,
             count_rows=count_rows,
             rebase_datetime=opt.get_bool(opts, "rebaseDatetime", True),
+            version_as_of=version,
+            timestamp_as_of=timestamp,
             raw=tuple(sorted(opts.items())),
         )

@@ -21,6 +21,7 @@ from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
 from .plan import ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
+from .time_travel import check_table_name, resolve as time_travel
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +121,17 @@ class TableScan:
             self.layout = load_layout(self.fs, self.path)
         write_ids = self.options.write_ids
         txns = self.options.txns
+        if write_ids is not None and self.table_info is not None:
+            check_table_name(write_ids, self.table_info.full_name, self.display)
         if metastore_ids is not None:
             write_ids = write_ids or metastore_ids[0]
             txns = txns if self.options.txns_given else metastore_ids[1]
         if write_ids is None:
             write_ids = read_snapshot(self.fs, self.path) or ValidIdList.all_valid()
+        write_ids = time_travel(
+            write_ids, version=self.options.version_as_of, timestamp=self.options.timestamp_as_of,
+            fs=self.fs, path=self.path, display=self.display,
+            metastore=self.table_info is not None)
         self.write_ids = write_ids
         self.txns = txns
         insert_only = self.options.insert_only

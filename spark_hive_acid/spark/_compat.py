@@ -11,14 +11,22 @@ when it stops working:
 * :func:`plan_references` - the columns an expression reads, from the JVM's analyzed plan;
 * :func:`in_spark_worker` / :func:`driver_process` - whether this process is a PySpark worker and
   which process is the Spark driver whose death ends the job (environment and ``/proc``);
-* :func:`mark_session` / :func:`session_marked` - a flag kept on a SparkSession object.
+* :func:`mark_session` / :func:`session_marked` - a flag kept on a SparkSession object;
+* :func:`library_errors` (:func:`library_error`) - the library's own exception class back from the text of the error
+  Spark raises when a data source call failed in a Python worker (the Python type is lost there);
+* :func:`data_source_exists` - whether a session already knows a data source name (statically
+  registered ``pyspark_*`` packages included), from the JVM's DataSourceManager.
 """
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
-from typing import Any, Callable, Optional, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from .. import exceptions
 
 from ..txn.processes import process_info, this_process
 
@@ -120,3 +128,45 @@ def mark_session(spark: Any) -> None:
         setattr(spark, _MARK, True)
     except AttributeError:
         pass
+
+
+def data_source_exists(spark: Any, name: str) -> Optional[bool]:
+    """Whether ``spark`` resolves the format ``name`` already (registered at runtime, or found
+    statically: a ``pyspark_*`` package with a ``DefaultSource``); None when it cannot be told
+    (e.g. Spark Connect)."""
+    try:
+        manager = spark._jsparkSession.sessionState().dataSourceManager()
+        return bool(manager.dataSourceExists(name))
+    except Exception as e:  # noqa: BLE001 - no JVM session, or another PySpark version
+        log.debug("data source lookup of %s not available: %s", name, e)
+        return None
+
+
+_LIBRARY_ERROR = re.compile(r"spark_hive_acid\.exceptions\.(\w+): ([^\n]*)")
+
+
+def library_error(error: BaseException) -> Optional[exceptions.HiveAcidError]:
+    """The library exception a Spark error carries in its text (the last one named), or None."""
+    found = _LIBRARY_ERROR.findall(str(error))
+    if not found:
+        return None
+    name, message = found[-1]
+    cls = getattr(exceptions, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, exceptions.HiveAcidError)):
+        return None
+    return cls(message)
+
+
+@contextmanager
+def library_errors() -> Iterator[None]:
+    """Re-raise an error from a data source call in a Spark worker as the library's own class
+    (chained to Spark's), so driver-side callers can catch it."""
+    try:
+        yield
+    except exceptions.HiveAcidError:
+        raise
+    except Exception as e:
+        err = library_error(e)
+        if err is None:
+            raise
+        raise err from e

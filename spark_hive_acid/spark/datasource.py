@@ -15,6 +15,7 @@ from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..read.scan import TableScan
 from ._compat import pushdown_enabled
+from .sql_route import ROUTE, refuse_catalog_table
 from .writer import HiveAcidArrowWriter, create_writer
 
 log = logging.getLogger(__name__)
@@ -43,10 +44,24 @@ class HiveAcidDataSource(DataSource):
     def name(cls) -> str:
         return FORMAT_NAME
 
+    def _named(self) -> dict:
+        """The options, which must name a table: PySpark 4.3 hands a catalog table's source (after
+        CREATE TABLE, saveAsTable, insertInto) none, so no table can be found from them."""
+        options = dict(self.options)
+        refuse_catalog_table(options)
+        if not {str(k).lower() for k in options} & {"path", "paths", "table"}:
+            raise InvalidOptionError(
+                f"{FORMAT_NAME} was given no table (no path, no option table). A table of "
+                "Spark's catalog (CREATE TABLE ... USING hiveacid, saveAsTable, insertInto) "
+                "reaches a Python data source without its options in PySpark 4.3, so it cannot "
+                f"work: {ROUTE}. DataFrames: spark.read.format('hiveacid').load(path), "
+                "df.write.format('hiveacid').save(path)")
+        return options
+
     def _scan(self) -> TableScan:
         scan = getattr(self, "_cached_scan", None)
         if scan is None:
-            scan = TableScan(dict(self.options))
+            scan = TableScan(self._named())
             self._cached_scan = scan
         return scan
 
@@ -63,7 +78,7 @@ class HiveAcidDataSource(DataSource):
         return HiveAcidReader(scan, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
-        return create_writer(dict(self.options), schema, overwrite)
+        return create_writer(self._named(), schema, overwrite)
 
 
 class HiveAcidReader(DataSourceReader):

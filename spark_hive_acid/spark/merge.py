@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 from ..exceptions import CardinalityViolationError, InvalidOptionError
 from . import dml
 from ._compat import plan_references
+from .dml_check import analysis_only
 from .expressions import ColumnOrStr
 from .expressions import to_column as _col
 from .expressions import to_value as _value
@@ -113,7 +114,7 @@ class HiveAcidMergeBuilder:
             how = "left" if self._not_matched else "inner"
             joined = self._source.join(target, _col(self._condition), how)
             is_matched = target[marker].isNotNull()
-            if self._matched:
+            if self._matched and not analysis_only(load):
                 self._check_cardinality(joined, target, spec.partition_names)
             action = None
             values: dict[str, Column] = {n: None for n in names}  # type: ignore[misc]

@@ -19,7 +19,6 @@ events, and commits all at once or not at all.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import logging
 from typing import Any, Mapping, Optional, Sequence
 
@@ -29,30 +28,35 @@ from pyspark.sql import functions as F
 
 from .. import options as opt
 from ..catalog import MetastoreTable, PathTable, TableRef
+from ..catalog.detail import is_acid_table_dir
 from ..catalog.hms import create_table
 from ..exceptions import InvalidOptionError
 from ..metastore.model import CompactionRequestResult, TableInfo
 from ..metastore.uris import SPARK_CONF_KEYS
 from ..write.options import WriteOptions
+from ..write.task_writer import TableSpec
 from . import dml
-from ._compat import mark_session, session_marked
+from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
 from .expressions import ColumnOrStr, int_literal, referenced_columns, to_column, to_value, \
     union_names
+from .dml_check import analyse
 from .merge import HiveAcidMergeBuilder
+from .table_facts import history_frame, detail_frame
 from .writer import spark_to_arrow_schema
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ALIAS = "target"
-HISTORY_SCHEMA = ("writeId long, state string, operation string, startedAt timestamp, "
-                  "finishedAt timestamp, partitions array<string>, numInsertedRows long, "
-                  "numDeletedRows long, reason string")
 
 
 def ensure_registered(spark: SparkSession) -> None:
-    """Register the ``hiveacid`` format on this session unless it already is."""
+    """Register the ``hiveacid`` format on this session unless it already is (registering over
+    the statically found ``pyspark_hiveacid`` would log a WARN on every use)."""
     if session_marked(spark):
+        return
+    if data_source_exists(spark, FORMAT_NAME):
+        mark_session(spark)
         return
     try:
         spark.dataSource.register(HiveAcidDataSource)
@@ -88,6 +92,7 @@ class HiveAcidTable:
     def forPath(cls, spark: SparkSession, path: str,
                 options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
         """The table at ``path``; raises if there is no Hive ACID table there."""
+        opt.check_known(options, "HiveAcidTable.forPath")
         table = PathTable.existing(path, options)
         ensure_registered(spark)
         return cls(spark, table)
@@ -103,6 +108,7 @@ class HiveAcidTable:
         ``lockWaitTimeout``, ``heartbeatInterval`` (docs/metastore.md). Raises TableNotFoundError,
         NotAnAcidTableError, MetastoreUnavailableError (naming the URI).
         """
+        opt.check_known(options, "HiveAcidTable.forName")
         table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
                                             spark_conf_of(spark))
         info = table.info()
@@ -125,6 +131,7 @@ class HiveAcidTable:
         """
         from pyspark.sql.types import StructType
 
+        opt.check_known(options, "HiveAcidTable.create")
         if isinstance(schema, str):
             schema = spark.createDataFrame([], schema).schema
         if not isinstance(schema, StructType):
@@ -169,9 +176,11 @@ class HiveAcidTable:
         return self._ref.location()[0]
 
     def __repr__(self) -> str:
+        alias = f".alias({self._alias!r})" if self._alias else ""
         if isinstance(self._ref, MetastoreTable):
-            return f"HiveAcidTable.forName({self._ref.display!r}, metastore={self.metastore_uri})"
-        return f"HiveAcidTable.forPath({self._ref.display!r})"
+            return (f"HiveAcidTable.forName(spark, {self._ref.display!r}, "
+                    f"options={{'metastoreUri': {self.metastore_uri!r}}}){alias}")
+        return f"HiveAcidTable.forPath(spark, {self._ref.display!r}){alias}"
 
     def _metastore_table(self, what: str) -> MetastoreTable:
         if not isinstance(self._ref, MetastoreTable):
@@ -184,11 +193,18 @@ class HiveAcidTable:
         return self._spark.read.format(FORMAT_NAME).options(**self._ref.reader_options())
 
     def _load(self, reader: Any) -> DataFrame:
-        return reader.load()
+        with library_errors():
+            return reader.load()
 
-    def toDF(self) -> DataFrame:
-        """The table's current committed snapshot as a DataFrame."""
-        df = self._load(self._reader())
+    def toDF(self, version: Optional[int] = None, timestamp: Optional[str] = None) -> DataFrame:
+        """The table's current committed snapshot as a DataFrame; ``version``: as of that write
+        id (option versionAsOf); ``timestamp``: as of that time (option timestampAsOf)."""
+        reader = self._reader()
+        if version is not None:
+            reader = reader.option("versionAsOf", str(version))
+        if timestamp is not None:
+            reader = reader.option("timestampAsOf", str(timestamp))
+        df = self._load(reader)
         return df.alias(self._alias) if self._alias else df
 
     def count(self) -> int:
@@ -198,22 +214,33 @@ class HiveAcidTable:
         sources cannot prune columns, every column) only for Spark to count them. This reads with
         option ``countRows``: each task applies the deletes to the ACID keys alone (not decoded
         where stripe statistics prove them) and returns one number."""
-        total = self._load(self._reader().option("countRows", "true")) \
-            .agg(F.sum("row_count")).first()[0]
+        with library_errors():
+            total = self._load(self._reader().option("countRows", "true")) \
+                .agg(F.sum("row_count")).first()[0]
         return int(total or 0)
 
-    def history(self) -> DataFrame:
-        """One row per write id, newest first: writeId, state (committed/aborted/open), operation,
-        startedAt, finishedAt, partitions, numInsertedRows, numDeletedRows, reason. For a table of
-        the metastore it is derived from the table's directories (times and counts unknown)."""
-        def ts(x: Optional[float]) -> Optional[_dt.datetime]:
-            return _dt.datetime.fromtimestamp(x, tz=_dt.timezone.utc) if x else None
-        rows = [(h["writeId"], h["state"], h.get("operation"), ts(h.get("startedAt")),
-                 ts(h.get("finishedAt")), list(h.get("partitions") or []),
-                 (h.get("metrics") or {}).get("numInsertedRows"),
-                 (h.get("metrics") or {}).get("numDeletedRows"), h.get("reason"))
-                for h in self._ref.history()]
-        return self._spark.createDataFrame(rows, HISTORY_SCHEMA)
+    def history(self, limit: Optional[int] = None) -> DataFrame:
+        """One row per write id, newest first (at most ``limit``): writeId, state
+        (committed/aborted/open), operation, startedAt, finishedAt, partitions, numInsertedRows,
+        numDeletedRows, reason. A table with no log of its own (written by Hive, or of a
+        metastore) tells it from its directories (times and counts unknown)."""
+        return history_frame(self._spark, self._ref, limit)
+
+    def snapshot(self) -> str:
+        """The current snapshot as a ValidWriteIdList string, for option ``validWriteIds``."""
+        return self._ref.snapshot().to_string()
+
+    def detail(self) -> DataFrame:
+        """One row: name, location, format, kind, columns, partition and bucket columns, number
+        of partitions and files, size in bytes, current write id, open and aborted write ids,
+        snapshot."""
+        return detail_frame(self._spark, self._ref)
+
+    @staticmethod
+    def isHiveAcidTable(spark: SparkSession, path: str,
+                        options: Optional[Mapping[str, str]] = None) -> bool:
+        """Whether ``path`` is a directory holding a Hive ACID table (never raises)."""
+        return is_acid_table_dir(path, options)
 
     # --- DML ---------------------------------------------------------------------------------------
     def _schema(self) -> pa.Schema:
@@ -235,8 +262,11 @@ class HiveAcidTable:
             return self._load(reader).alias(self._alias or DEFAULT_ALIAS)
 
         layout = self._ref.layout(self._schema)
-        metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
-                              inserts_unmatched=inserts_unmatched)
+        analyse(self._spark, layout, TableSpec.of(self._ref.location()[1], layout),
+                self._alias or DEFAULT_ALIAS, build)  # before any write id is allocated
+        with library_errors():
+            metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
+                                  inserts_unmatched=inserts_unmatched)
         log.info("%s on %s committed: %s", operation, self._ref.display, metrics)
         return metrics
 

@@ -42,6 +42,7 @@ class WriteOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, require_path: bool = True) -> "WriteOptions":
+        opt.check_known(options, "hiveacid write", (opt.WRITE, opt.METASTORE, opt.STORAGE))
         path = opt.get_str(options, "path") or ""
         if not path and require_path:
             raise InvalidOptionError(

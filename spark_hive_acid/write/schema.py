@@ -1,6 +1,7 @@
 """Matching incoming data to a table's columns: names, order and safe widening."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -8,8 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..acid.layout import TableLayout
-from ..acid.types import can_convert, hive_to_arrow
-from ..exceptions import SchemaMismatchError
+from ..acid.types import arrow_to_hive, can_convert, hive_to_arrow
+from ..exceptions import HiveAcidError, SchemaMismatchError
 
 @dataclass(frozen=True)
 class ColumnMapping:
@@ -38,6 +39,18 @@ def _cast(arr: pa.Array, typ: pa.DataType) -> pa.Array:
     return pc.cast(arr, typ, safe=True)
 
 
+def _cast_hint(name: str, src: pa.DataType, hive_type: str, typ: pa.DataType) -> str:
+    """What is wrong with one column and the fix, in Spark terms first (``cast("int")``)."""
+    try:
+        given = arrow_to_hive(src, name)
+    except HiveAcidError:
+        given = str(src)
+    spark_type = re.sub(r"\b(?:var)?char\(\d+\)", "string", hive_type.lower())
+    return (f"{name} is {given} in the data but {hive_type} in the table, which cannot hold every "
+            f"value; cast it: df.withColumn('{name}', F.col('{name}').cast('{spark_type}')) "
+            f"(pyarrow: cast to {typ})")
+
+
 def row_type_of(layout: TableLayout) -> pa.StructType:
     return pa.struct([pa.field(n, hive_to_arrow(t, n)) for n, t in layout.columns])
 
@@ -52,6 +65,7 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "") ->
     parts = [(n, hive_to_arrow(t, n)) for n, t in layout.partition_columns]
     missing, bad = [], []
     data_src, part_src = [], []
+    hive_types = {n.lower(): t for n, t in layout.columns + layout.partition_columns}
     for (name, typ), dst in [(w, data_src) for w in wanted] + [(p, part_src) for p in parts]:
         i = by_name.get(name.lower())
         if i is None:
@@ -60,7 +74,7 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "") ->
         dst.append(i)
         src_type = incoming.field(i).type
         if not can_convert(src_type, typ, lossless=True):
-            bad.append(f"{name} ({src_type} cannot be stored as {typ} without loss)")
+            bad.append(_cast_hint(name, src_type, hive_types[name.lower()], typ))
     known = {n.lower() for n, _ in wanted + parts}
     extra = [n for n in incoming.names if n.lower() not in known]
     problems = []

@@ -1,0 +1,122 @@
+"""``hiveacid``: a command-line tool for a Hive ACID table, without Spark (docs/cli.md).
+
+::
+
+    hiveacid inspect  PATH|DB.TABLE [--snapshot S] [--json]   what each partition's snapshot reads
+    hiveacid history  PATH|DB.TABLE [--limit N] [--json]      one line per write id
+    hiveacid snapshot PATH|DB.TABLE                           the current ValidWriteIdList
+    hiveacid validate PATH|DB.TABLE [--json]                  every file checked; exit 1 on problems
+
+A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
+``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
+``-o key=value`` passes any option of the registry (``webhdfsUrl``, ``hdfsUser`` ...). Exit codes:
+0 fine, 1 validate found problems, 2 the command could not run (the message says why).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import logging
+import sys
+from typing import Optional, Sequence
+
+from .. import options as opt
+from ..exceptions import HiveAcidError, InvalidOptionError
+from .inspect import inspect_table, render
+from .target import open_target
+from .validate import validate_table
+
+log = logging.getLogger(__name__)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hiveacid", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("table", help="table directory (path or URI), or db.table with a metastore")
+    common.add_argument("--metastore-uri", help="thrift://host:9083: TABLE is a metastore table")
+    common.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="any read option (webhdfsUrl, hdfsUser, metastoreTimeout ...)")
+    common.add_argument("-v", "--verbose", action="store_true", help="log what is done")
+    i = sub.add_parser("inspect", parents=[common], help="per partition: what the snapshot reads")
+    i.add_argument("--snapshot", help="a ValidWriteIdList string (default: the current one)")
+    i.add_argument("--json", action="store_true", help="machine-readable output")
+    h = sub.add_parser("history", parents=[common], help="one line per write id, newest first")
+    h.add_argument("--limit", type=int, help="at most this many write ids")
+    h.add_argument("--json", action="store_true")
+    sub.add_parser("snapshot", parents=[common], help="print the current snapshot string")
+    v = sub.add_parser("validate", parents=[common], help="check every file; exit 1 on problems")
+    v.add_argument("--json", action="store_true")
+    return p
+
+
+def _options(args: argparse.Namespace) -> dict[str, str]:
+    out = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidOptionError(f"-o {item!r}: write KEY=VALUE")
+        out[key.strip()] = value
+    if args.metastore_uri:
+        out["metastoreUri"] = args.metastore_uri
+    opt.check_known(out, "hiveacid -o", (opt.READ, opt.METASTORE, opt.STORAGE))
+    return out
+
+
+def _time(t: Optional[float]) -> str:
+    if not t:
+        return "-"
+    return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _history(args: argparse.Namespace, target) -> int:
+    entries = target.ref.history()
+    if args.limit is not None:
+        if args.limit < 1:
+            raise InvalidOptionError("--limit must be a positive number")
+        entries = entries[:args.limit]
+    if args.json:
+        print(json.dumps(entries, indent=2, default=str))
+        return 0
+    print(f"{'writeId':>8}  {'state':<9}  {'operation':<16}  {'finished (UTC)':<19}  rows+/-  "
+          "partitions / reason")
+    for h in entries:
+        m = h.get("metrics") or {}
+        counts = (f"{m.get('numInsertedRows', '?')}/{m.get('numDeletedRows', '?')}"
+                  if m else "-")
+        parts = ",".join(h.get("partitions") or [])
+        extra = "  ".join(x for x in (parts, h.get("reason") or "") if x)
+        print(f"{h['writeId']:>8}  {h['state']:<9}  {str(h.get('operation') or '-'):<16}  "
+              f"{_time(h.get('finishedAt')):<19}  {counts:<7}  {extra}")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
+        if args.command == "snapshot":
+            print(target.write_ids.to_string())
+            return 0
+        if args.command == "history":
+            return _history(args, target)
+        if args.command == "inspect":
+            report = inspect_table(target)
+            print(json.dumps(report, indent=2) if args.json else "\n".join(render(report)))
+            return 0
+        result = validate_table(target)
+        if args.json:
+            print(json.dumps({"table": target.display, "filesChecked": result.files,
+                              "problems": result.problems}, indent=2))
+        else:
+            for line in result.problems:
+                print(line)
+            print(f"{target.display}: {result.files} file(s) checked, "
+                  f"{len(result.problems)} problem(s)", file=sys.stderr)
+        return 1 if result.problems else 0
+    except HiveAcidError as e:
+        print(f"hiveacid: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
