@@ -26,9 +26,10 @@ from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.task_writer import StagedFile, TableSpec
-from .base import DML_OPERATIONS, Transaction, WriteSet
+from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
 
 log = logging.getLogger(__name__)
+COMPACTION_STAGING_SUFFIX = "-compaction"
 
 
 def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
@@ -106,3 +107,46 @@ def remove_quietly(fs: FileSystem, path: str) -> None:
         fs.delete(path, recursive=True)
     except Exception as e:  # noqa: BLE001
         log.warning("could not remove %s: %s", path, e)
+
+
+def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
+    """Where a compaction stages its output: beside the write staging directory, which a
+    transaction's commit removes, because this one must outlive the commit until the renames."""
+    return staging_dir(fs, table_path, write_id) + COMPACTION_STAGING_SUFFIX
+
+
+def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
+                      installs: Sequence[tuple[str, str]], compacted: Sequence[str]) -> list[str]:
+    """Commit a compaction and make its output visible: the compaction-shaped commit of the one
+    protocol (``docs/compaction.md``).
+
+    A compaction changes no row, so its directories are not published under the transaction's
+    write id (which no directory of it carries): ``txn.commit`` runs first, with a write set that
+    makes two compactions of one partition conflict (the second fails, nothing of it stays);
+    then each staged directory is renamed into place, one rename each (``installs``: (staged,
+    final) pairs, in the order they must appear). A final directory that already exists was made
+    by a compaction of the same snapshot (identical content): the staged copy is dropped. A
+    crash between the commit and the renames leaves the table as before; the staging directory
+    is removed by ``vacuum``. Returns the directories installed."""
+    try:
+        txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
+    except BaseException as e:
+        if not txn.commit_state_unknown:
+            try:
+                txn.abort(f"compaction commit failed: {type(e).__name__}: {e}")
+            except Exception as e2:  # noqa: BLE001 - the original error matters more
+                log.error("Could not abort compaction write id %d: %s", txn.write_id, e2)
+            remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
+        raise
+    installed = []
+    for staged, final in installs:
+        if fs.exists(final):
+            log.warning("%s already exists (a compaction of the same snapshot made it): keeping "
+                        "it", final)
+            continue
+        fs.rename(staged, final)
+        installed.append(final)
+    remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
+    log.info("Compaction (write id %d) committed on %s: %s", txn.write_id, table_path,
+             outcome.metrics)
+    return installed

@@ -1,0 +1,105 @@
+"""Compaction against a model and Hive 2.3's own reader (tests/hive_ref).
+
+Random histories of appends, overwrites, deletes and updates (Spark-free writers, the one commit
+path), with minor and major compactions and vacuums at random points. After every step our read
+equals the model; every compaction keeps each row's ROW__ID and values exactly (our read with
+ROW__IDs before == after); after every compaction and vacuum Hive 2.3's reader, run on each
+partition directory with the log's snapshot, returns exactly our rows and ROW__IDs.
+Unpartitioned, partitioned + bucketed, and a table that starts with Hive-written original files.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from compaction_ops import COLUMNS, ModelTable
+from spark_hive_acid.acid.layout import TableLayout, save_layout
+from hive_ref.fixtures import hive_ref  # noqa: F401
+
+pytestmark = pytest.mark.hive
+
+OPS = ["append", "append", "delete", "update", "overwrite", "minor", "major", "vacuum"]
+
+
+def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:  # noqa: F811
+    rng = table.rng
+    table.append()
+    for step in range(steps):
+        op = rng.choice(OPS)
+        before = table.ours()
+        if op in ("minor", "major"):
+            parts = None
+            if table.partitioned and rng.random() < 0.3:
+                parts = [f"p={rng.randrange(3)}"]
+                parts = [p for p in parts if os.path.isdir(f"{table.path}/{p}")] or None
+            table.compact(op, parts)
+        else:
+            getattr(table, op)()
+        got = table.ours()
+        where = f"step {step} ({op}); history: {table.log}"
+        assert table.values(got) == table.expected(), where
+        if op in ("minor", "major", "vacuum"):
+            assert got == before, f"{where}: compaction changed rows or ROW__IDs"
+            if hive_ok():
+                assert table.hive_rows(hive_ref) == got, f"{where}: Hive 2.3 reads otherwise"
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
+    _run(ModelTable(str(tmp_path / "t"), random.Random(seed)), hive_ref, 16)
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
+    t = ModelTable(str(tmp_path / "t"), random.Random(seed), partitioned=True, buckets=2)
+    _run(t, hive_ref, 16)
+    # whatever the random choices were, end with both kinds everywhere
+    t.append()
+    t.delete()
+    before = t.ours()
+    t.compact("minor")
+    t.compact("major")
+    assert t.ours() == before
+    assert t.hive_rows(hive_ref) == before
+
+
+def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, tmp_path):  # noqa: F811
+    """A table Hive wrote before it became transactional: two original files of bucket 0
+    (``000000_0``, ``000000_0_copy_1``) and one of bucket 1. A major compaction turns their rows
+    into ACID rows keeping the synthetic ROW__IDs our reader (Hive 3's rules) gave them, so
+    deletes written against them before the compaction still apply after it."""
+    path = str(tmp_path / "t")
+    rng = random.Random(7)
+    table = ModelTable(path, rng)
+    files = {"000000_0": range(0, 5), "000000_0_copy_1": range(5, 8), "000001_0": range(8, 12)}
+    for name, ids in files.items():
+        hive_ref.write_original(f"{path}/{name}", COLUMNS, [(i, f"o{i}") for i in ids])
+        table.model.update({i: (f"o{i}", 0) for i in ids})
+    table.next_id = 12
+    # ALTER TABLE ... SET TBLPROPERTIES ('transactional'='true'): the layout file marks it ACID
+    save_layout(table.fs, path, TableLayout(columns=COLUMNS))
+    table.append()
+    table.delete()
+    table.update()
+    before = table.ours()
+    synthetic = {k for k in before if k[0][0] == 0}
+    assert {k[0][1] for k in synthetic} <= {536870912, 536936448}  # V1 (bucket 0/1, stmt 0)
+    minor = table.compact("minor")
+    assert table.ours() == before
+    assert os.path.exists(f"{path}/000000_0"), "minor compaction leaves original files alone"
+    assert minor["partitionsCompacted"] == 1
+    table.compact("major")
+    after = table.ours()
+    assert after == before
+    assert sorted(os.listdir(f"{path}/base_{table_hwm(table):07d}")) == [
+        "_metadata_acid", "_orc_acid_version", "bucket_00000", "bucket_00001"]
+    assert table.hive_rows(hive_ref, bucket_count=2) == after
+    table.vacuum()
+    assert not os.path.exists(f"{path}/000000_0")
+    assert table.ours() == before
+
+
+def table_hwm(table: ModelTable) -> int:
+    return max(int(n[5:]) for n in os.listdir(table.path) if n.startswith("base_"))
