@@ -168,3 +168,18 @@ def _metrics(kind: str, write_id: int, hwm: int, jobs: Sequence[PartitionJob],
         "numFiles": len(results),
         "durationSeconds": round(time.time() - started, 3),
     }
+
+
+def compact_if_needed(table: TableRef, run_units: RunUnits = run_locally) -> dict:
+    """Hive's Initiator rules (``compaction.initiator``) per partition, then the compactions they
+    call for: one major compaction of the partitions that need it, one minor of the others.
+    Returns ``{"decisions": [...per partition...], "major": metrics|None, "minor": metrics|None}``."""
+    from .initiator import decide_for_table
+
+    decisions = decide_for_table(table)
+    out: dict = {"decisions": decisions, "major": None, "minor": None}
+    for kind in ("major", "minor"):
+        parts = [d["partition"] for d in decisions if d["decision"] == kind]
+        if parts:
+            out[kind] = compact(table, kind, parts, run_units)
+    return out
