@@ -226,3 +226,37 @@ def history(fs: FileSystem, table_path: str) -> list[dict]:
     return sorted(by_id.values(), key=lambda e: -e["writeId"])
 
 
+
+
+# --- compaction installs ---------------------------------------------------------------------------
+#: ``installs/<W>.json`` lists the (staged, final) directory renames of compaction W's output;
+#: ``installs/<W>.done`` appears once all of them are done. Readers hide the final directories of
+#: an install without ``.done`` (txn.committer.commit_compaction; read.listing.list_table).
+_INSTALLS = "installs"
+INSTALL_SUFFIX, INSTALL_DONE_SUFFIX = ".json", ".done"
+
+
+def install_names(fs: FileSystem, table_path: str) -> frozenset[str]:
+    """The names in ``installs/`` (one listing; empty when there is none)."""
+    try:
+        return frozenset(c.name for c in fs.list_dir(_sub(fs, table_path, _INSTALLS)))
+    except (PathNotFoundError, StorageError):
+        return frozenset()
+
+
+def install_record(fs: FileSystem, table_path: str, name: str) -> Optional[dict]:
+    return _read_json(fs, _sub(fs, table_path, _INSTALLS, name))
+
+
+def installs_in_progress(fs: FileSystem, table_path: str, names: frozenset[str]
+                         ) -> dict[int, dict]:
+    """``{W: record}`` of the installs named in ``names`` that have no ``.done`` yet."""
+    out = {}
+    for n in names:
+        if n.endswith(INSTALL_SUFFIX):
+            stem = n[: -len(INSTALL_SUFFIX)]
+            if stem.isdigit() and stem + INSTALL_DONE_SUFFIX not in names:
+                rec = install_record(fs, table_path, n)
+                # unreadable while being written: its renames have not started
+                out[int(stem)] = rec or {"pairs": []}
+    return out

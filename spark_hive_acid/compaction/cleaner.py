@@ -30,10 +30,10 @@ from typing import Optional
 from ..acid.layout import STAGING_DIR
 from ..acid.logstate import load_state, read_events
 from ..acid.snapshot import ValidIdList
-from ..acid.state import select_acid_state
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
-from ..read.listing import walk_partitions
+from ..read.listing import list_table
+from ..txn.pathlog import finish_interrupted_installs, prune_installs
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +81,16 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
     state = load_state(fs, table_path)
     snapshot = state.snapshot() if state is not None else None
     write_ids = snapshot or ValidIdList.all_valid()
+    if not dry_run:
+        finish_interrupted_installs(fs, table_path)
+        prune_installs(fs, table_path)
     times, outputs = _commit_times(fs, table_path) if state is not None else ({}, {})
     result = VacuumResult(dry_run)
-    tree = walk_partitions(fs, table_path)
-    for leaf, rel, _ in tree.leaves:
-        st = select_acid_state(fs, tree.children[leaf], write_ids, ValidIdList.all_valid(),
-                               partition_path=leaf)
+    _, listings = list_table(fs, table_path, write_ids, ValidIdList.all_valid(), False)
+    root = table_path.rstrip("/")
+    for pl in listings:
+        st = pl.state
+        rel = "" if pl.path.rstrip("/") == root else pl.path.rstrip("/")[len(root):].lstrip("/")
         result.aborted.extend(st.aborted)
         if not st.obsolete:
             continue

@@ -26,6 +26,7 @@ from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.task_writer import StagedFile, TableSpec
+from .pathlog import begin_install, end_install
 from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
 
 log = logging.getLogger(__name__)
@@ -123,11 +124,14 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     A compaction changes no row, so its directories are not published under the transaction's
     write id (which no directory of it carries): ``txn.commit`` runs first, with a write set that
     makes two compactions of one partition conflict (the second fails, nothing of it stays);
-    then each staged directory is renamed into place, one rename each (``installs``: (staged,
-    final) pairs, in the order they must appear). A final directory that already exists was made
+    then each staged directory is renamed into place (``installs``: (staged, final) pairs),
+    announced first in the log's ``installs/`` so that readers see all of them or none (a minor
+    compaction's two directories are not one rename; ``read.listing.listing_without_installs``).
+    A final directory that already exists was made
     by a compaction of the same snapshot (identical content): the staged copy is dropped. A
-    crash between the commit and the renames leaves the table as before; the staging directory
-    is removed by ``vacuum``. Returns the directories installed."""
+    crash between the commit and the last rename leaves the table as before for readers; the
+    next compaction or vacuum finishes the renames (``pathlog.finish_interrupted_installs``) or
+    removes the staging directory. Returns the directories installed."""
     try:
         txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
     except BaseException as e:
@@ -139,13 +143,17 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
             remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
         raise
     installed = []
+    pending = [(s, f) for s, f in installs if not fs.exists(f)]
     for staged, final in installs:
-        if fs.exists(final):
+        if (staged, final) not in pending:
             log.warning("%s already exists (a compaction of the same snapshot made it): keeping "
                         "it", final)
-            continue
-        fs.rename(staged, final)
-        installed.append(final)
+    if pending:
+        begin_install(fs, table_path, txn.write_id, pending)  # readers hide them until the end
+        for staged, final in pending:
+            fs.rename(staged, final)
+            installed.append(final)
+        end_install(fs, table_path, txn.write_id)
     remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
     log.info("Compaction (write id %d) committed on %s: %s", txn.write_id, table_path,
              outcome.metrics)
