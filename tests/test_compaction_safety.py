@@ -15,7 +15,7 @@ from spark_hive_acid.compaction import runner
 from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.exceptions import CommitConflictError
 from spark_hive_acid.read.scan import TableScan
-from spark_hive_acid.txn import pathlog
+from spark_hive_acid.txn import logmaint, pathlog
 
 
 def _table(tmp_path, seed=5, partitioned=False) -> ModelTable:
@@ -155,7 +155,7 @@ def test_kill9_of_a_compaction_leaves_the_table_as_before(tmp_path, phase):
     before = t.ours()
     assert t.values(before) == t.expected()
     pathlog.abort_stale(t.fs, t.path, timeout_s=0)
-    assert pathlog.finish_interrupted_installs(t.fs, t.path, older_than_s=0) == (
+    assert logmaint.finish_interrupted_installs(t.fs, t.path, older_than_s=0) == (
         [pathlog.history(t.fs, t.path)[1]["writeId"]] if phase == "renaming" else [])
     assert t.ours() == before
     vacuum(t.fs, t.path, retention_hours=0, staging_grace_s=0)

@@ -14,6 +14,9 @@ What goes, per partition (Hive's Cleaner, ``AcidUtils.getAcidState`` at the curr
 * leftover staging directories of ended write ids (a killed writer or compaction), once their
   end is ``STAGING_GRACE_S`` old.
 
+It also checkpoints the path-mode log (``txn.logmaint.checkpoint_log``) when at least
+``CHECKPOINT_MIN_RECORDS`` records are new, so the log keeps a bounded number of files.
+
 Directories of open write ids are never touched. Deleting is idempotent and a half-deleted
 obsolete directory is still obsolete (selection is by name), so a killed vacuum is harmless.
 Metastore tables: ``compaction.hms_clean`` adds the metastore's rule (no open transaction or lock
@@ -33,12 +36,13 @@ from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
 from ..read.listing import list_table
-from ..txn.pathlog import finish_interrupted_installs, prune_installs
+from ..txn.logmaint import checkpoint_log, finish_interrupted_installs, prune_installs
 
 log = logging.getLogger(__name__)
 
 DEFAULT_RETENTION_HOURS = 168.0
 STAGING_GRACE_S = 600.0
+CHECKPOINT_MIN_RECORDS = 10  # vacuum folds the log's records once at least this many are new
 _STAGED = re.compile(r"^(\d{19})(-compaction)?$")
 
 
@@ -50,6 +54,7 @@ class VacuumResult:
     staging: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # obsolete, but within the retention
     bytes: int = 0
+    log_checkpoint: Optional[int] = None  # seq of the log checkpoint written, if any
 
     @property
     def removed(self) -> list[str]:
@@ -59,7 +64,8 @@ class VacuumResult:
         return {"dryRun": self.dry_run, "removed": sorted(self.removed),
                 "obsolete": sorted(self.obsolete), "aborted": sorted(self.aborted),
                 "staging": sorted(self.staging), "keptWithinRetention": sorted(self.kept),
-                "numRemoved": len(self.removed), "bytesRemoved": self.bytes}
+                "numRemoved": len(self.removed), "bytesRemoved": self.bytes,
+                "logCheckpoint": self.log_checkpoint}
 
 
 def check_retention(retention_hours: float) -> float:
@@ -105,6 +111,8 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
     if not dry_run:
         for p in result.removed:
             fs.delete(p, recursive=True)
+        if state is not None:
+            result.log_checkpoint = checkpoint_log(fs, table_path, CHECKPOINT_MIN_RECORDS)
         log.info("vacuum of %s removed %d directories/files (%d bytes); kept %d within the "
                  "retention", table_path, len(result.removed), result.bytes, len(result.kept))
     return result

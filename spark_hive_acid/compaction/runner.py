@@ -31,7 +31,7 @@ from ..io.filesystem import FileSystem
 from ..read.options import ReadOptions
 from ..read.reader import ReadSpec
 from ..read.scan import TableScan
-from ..txn.pathlog import finish_interrupted_installs
+from ..txn.logmaint import finish_interrupted_installs
 from ..txn.committer import commit_compaction, compaction_staging_dir, remove_quietly
 from ..write.acid_file import write_acid_version_file
 from ..write.schema import row_type_of

@@ -26,7 +26,7 @@ from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.task_writer import StagedFile, TableSpec
-from .pathlog import begin_install, end_install
+from .logmaint import begin_install, end_install
 from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     A final directory that already exists was made
     by a compaction of the same snapshot (identical content): the staged copy is dropped. A
     crash between the commit and the last rename leaves the table as before for readers; the
-    next compaction or vacuum finishes the renames (``pathlog.finish_interrupted_installs``) or
+    next compaction or vacuum finishes the renames (``logmaint.finish_interrupted_installs``) or
     removes the staging directory. Returns the directories installed."""
     try:
         txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))

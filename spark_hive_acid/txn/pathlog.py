@@ -84,12 +84,6 @@ from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exporte
     log_dir,
     read_events,
     read_snapshot,
-    _INSTALLS,
-    INSTALL_DONE_SUFFIX,
-    INSTALL_SUFFIX,
-    install_names,
-    install_record,
-    installs_in_progress,
 )
 
 log = logging.getLogger(__name__)
@@ -405,62 +399,3 @@ def abort_stale(fs: FileSystem, table_path: str, now: Optional[float] = None,
             abort(fs, table_path, w, "stale: writer idle longer than its timeout")
             out.append(w)
     return out
-
-
-# --- compaction installs (``acid.logstate`` describes the markers) ------------------------------
-INSTALL_STALE_S = 300.0  # an install unfinished for this long belongs to a dead compaction
-INSTALL_KEEP_S = 3600.0  # finished install markers are removed after this long
-
-
-def _install_path(fs: FileSystem, table_path: str, name: str) -> str:
-    return _sub(fs, table_path, _INSTALLS, name)
-
-
-def begin_install(fs: FileSystem, table_path: str, write_id: int,
-                  pairs: Sequence[tuple[str, str]]) -> None:
-    """Announce compaction W's directory renames (readers hide the final directories until
-    :func:`end_install`)."""
-    fs.mkdirs(_sub(fs, table_path, _INSTALLS))
-    record = {"writeId": write_id, "time": time.time(), "pairs": [list(p) for p in pairs]}
-    if not fs.create_exclusive(_install_path(fs, table_path, f"{write_id:019d}{INSTALL_SUFFIX}"),
-                               encode_record(record)):
-        raise StorageError(f"Install of compaction write id {write_id} on {table_path} was "
-                           "already announced")
-
-
-def end_install(fs: FileSystem, table_path: str, write_id: int) -> None:
-    fs.create_exclusive(_install_path(fs, table_path, f"{write_id:019d}{INSTALL_DONE_SUFFIX}"),
-                        encode_record({"writeId": write_id, "time": time.time()}))
-
-
-def finish_interrupted_installs(fs: FileSystem, table_path: str,
-                                older_than_s: float = INSTALL_STALE_S) -> list[int]:
-    """Complete the installs of compactions that died between their commit and their last rename
-    (their output is committed and correct: roll forward), then mark them done. Returns their
-    write ids."""
-    names = install_names(fs, table_path)
-    done = []
-    for w, rec in sorted(installs_in_progress(fs, table_path, names).items()):
-        if time.time() - float(rec.get("time", 0.0)) < older_than_s:
-            continue
-        for staged, final in rec.get("pairs", []):
-            if not fs.exists(final) and fs.exists(staged):
-                fs.rename(staged, final)
-        end_install(fs, table_path, w)
-        log.warning("Finished the install of compaction write id %d on %s (its compaction died "
-                    "after committing)", w, table_path)
-        done.append(w)
-    return done
-
-
-def prune_installs(fs: FileSystem, table_path: str, older_than_s: float = INSTALL_KEEP_S) -> None:
-    """Remove the markers of installs finished more than ``older_than_s`` ago."""
-    names = install_names(fs, table_path)
-    for n in names:
-        if not n.endswith(INSTALL_DONE_SUFFIX):
-            continue
-        rec = install_record(fs, table_path, n) or {}
-        if time.time() - float(rec.get("time", 0.0)) >= older_than_s:
-            stem = n[: -len(INSTALL_DONE_SUFFIX)]
-            fs.delete(_install_path(fs, table_path, stem + INSTALL_SUFFIX))
-            fs.delete(_install_path(fs, table_path, n))
