@@ -32,7 +32,8 @@ from ..read.options import ReadOptions
 from ..read.reader import ReadSpec
 from ..read.scan import TableScan
 from ..txn.logmaint import finish_interrupted_installs
-from ..txn.committer import commit_compaction, compaction_staging_dir, remove_quietly
+from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir, \
+    remove_quietly
 from ..write.acid_file import write_acid_version_file
 from ..write.schema import row_type_of
 from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, parse_kind, \
@@ -89,7 +90,8 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     fs, path = table.location()
     finish_interrupted_installs(fs, path)
     txn = table.begin(OPERATION)
-    stage = compaction_staging_dir(fs, path, txn.write_id)
+    cid = compaction_id(txn)
+    stage = compaction_staging_dir(fs, path, cid)
     try:
         with txn.keep_alive():
             snap = compactor_snapshot(txn.read_snapshot()[0])
@@ -102,7 +104,7 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark, stage, partitions)
             if not jobs:
                 txn.abort("nothing to compact")
-                return _metrics(kind, txn.write_id, snap.high_watermark, [], [], started)
+                return _metrics(kind, cid, snap.high_watermark, [], [], started)
             ctx = UnitContext(fs, read_spec_for(scan, row_type), row_type, layout.compression)
             units = [u for j in jobs for u in j.units]
             log.info("Compacting %s (%s, write ids <= %d): %d partition(s), %d file(s) to write",
@@ -112,9 +114,11 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     except BaseException as e:
         _abort(fs, txn, stage, e)
         raise
-    metrics = _metrics(kind, txn.write_id, snap.high_watermark, jobs, results, started)
-    outcome = CompactionResult(kind, txn.write_id, sorted(j.partition for j in jobs), metrics)
-    commit_compaction(fs, path, txn, outcome, installs, [j.partition for j in jobs])
+    metrics = _metrics(kind, cid, snap.high_watermark, jobs, results, started)
+    metrics.update(txn.ids(), writeId=txn.write_id)  # a metastore compaction has a txn id only
+    outcome = CompactionResult(kind, cid, sorted(j.partition for j in jobs), metrics)
+    commit_compaction(fs, path, txn, outcome, installs, [j.partition for j in jobs],
+                      getattr(table, "txn_high_watermark", None))
     metrics["durationSeconds"] = round(time.time() - started, 3)
     return metrics
 
@@ -123,7 +127,7 @@ def _abort(fs: FileSystem, txn, stage: str, e: BaseException) -> None:
     try:
         txn.abort(f"compaction failed: {type(e).__name__}: {e}")
     except Exception as e2:  # noqa: BLE001 - the original error matters more
-        log.error("Could not abort compaction write id %d: %s", txn.write_id, e2)
+        log.error("Could not abort compaction %s: %s", txn.ids(), e2)
     remove_quietly(fs, stage)
 
 

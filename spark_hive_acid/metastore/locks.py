@@ -37,6 +37,7 @@ class Operation(str, enum.Enum):
     UPDATE = "update"
     DELETE = "delete"
     MERGE = "merge"
+    COMPACT = "compact"  # a compaction: rewrites, changes no row, allocates no write id
 
     @classmethod
     def _missing_(cls, value: object) -> Optional["Operation"]:
@@ -53,6 +54,10 @@ class Operation(str, enum.Enum):
     def is_write(self) -> bool:
         return self is not Operation.READ
 
+    @property
+    def allocates_write_id(self) -> bool:
+        return self.is_write and self is not Operation.COMPACT
+
 
 # operation -> (LockType name, DataOperationType name)
 _LOCKS = {
@@ -62,6 +67,9 @@ _LOCKS = {
     Operation.UPDATE: ("SHARED_WRITE", "UPDATE"),
     Operation.DELETE: ("SHARED_WRITE", "DELETE"),
     Operation.MERGE: ("SHARED_WRITE", "UPDATE"),
+    # a compaction blocks no writer (Hive's compactor takes no lock at all in 2.3/3.1); a SHARED_READ
+    # lock keeps an INSERT OVERWRITE (EXCLUSIVE) from replacing what it reads meanwhile
+    Operation.COMPACT: ("SHARED_READ", "SELECT"),
 }
 
 
@@ -102,7 +110,7 @@ def lock_specs(operation: Operation | str, table: TableInfo,
     if partitions:
         specs = [LockSpec(lock_type, op_type, table.db, table.name, p) for p in partitions]
     else:
-        dynamic = op.is_write and table.is_partitioned
+        dynamic = op.allocates_write_id and table.is_partitioned
         specs = [LockSpec(lock_type, op_type, table.db, table.name, None, dynamic)]
     specs += [LockSpec("SHARED_READ", "SELECT", t.db, t.name) for t in read_tables]
     return specs

@@ -116,8 +116,15 @@ def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> st
     return staging_dir(fs, table_path, write_id) + COMPACTION_STAGING_SUFFIX
 
 
+def compaction_id(txn: Transaction) -> int:
+    """What names a compaction's staging and install records: its write id in path mode; in a
+    metastore, where a compaction allocates no write id, its txn id."""
+    return txn.write_id if txn.write_id is not None else int(txn.ids()["txnId"])
+
+
 def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
-                      installs: Sequence[tuple[str, str]], compacted: Sequence[str]) -> list[str]:
+                      installs: Sequence[tuple[str, str]], compacted: Sequence[str],
+                      txn_high_watermark=None) -> list[str]:
     """Commit a compaction and make its output visible: the compaction-shaped commit of the one
     protocol (``docs/compaction.md``).
 
@@ -127,7 +134,10 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     then each staged directory is renamed into place (``installs``: (staged, final) pairs),
     announced first in the log's ``installs/`` so that readers see all of them or none (a minor
     compaction's two directories are not one rename; ``read.listing.listing_without_installs``).
-    A final directory that already exists was made
+    ``txn_high_watermark()`` (metastore mode) gives the global txn high watermark just after the
+    commit, recorded with the install: a transaction at or below it may have planned a read
+    before the output existed (vacuum's rule, ``compaction.hms_clean``). A final directory that
+    already exists was made
     by a compaction of the same snapshot (identical content): the staged copy is dropped. A
     crash between the commit and the last rename leaves the table as before for readers; the
     next compaction or vacuum finishes the renames (``logmaint.finish_interrupted_installs``) or
@@ -139,8 +149,8 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
             try:
                 txn.abort(f"compaction commit failed: {type(e).__name__}: {e}")
             except Exception as e2:  # noqa: BLE001 - the original error matters more
-                log.error("Could not abort compaction write id %d: %s", txn.write_id, e2)
-            remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
+                log.error("Could not abort compaction %d: %s", compaction_id(txn), e2)
+            remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
         raise
     installed = []
     pending = [(s, f) for s, f in installs if not fs.exists(f)]
@@ -149,12 +159,13 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
             log.warning("%s already exists (a compaction of the same snapshot made it): keeping "
                         "it", final)
     if pending:
-        begin_install(fs, table_path, txn.write_id, pending)  # readers hide them until the end
+        extra = {} if txn_high_watermark is None else {"txnHighWatermark": txn_high_watermark()}
+        # readers hide them until the end
+        begin_install(fs, table_path, compaction_id(txn), pending, **extra)
         for staged, final in pending:
             fs.rename(staged, final)
             installed.append(final)
-        end_install(fs, table_path, txn.write_id)
-    remove_quietly(fs, compaction_staging_dir(fs, table_path, txn.write_id))
-    log.info("Compaction (write id %d) committed on %s: %s", txn.write_id, table_path,
-             outcome.metrics)
+        end_install(fs, table_path, compaction_id(txn))
+    remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+    log.info("Compaction %s committed on %s: %s", txn.ids(), table_path, outcome.metrics)
     return installed

@@ -46,11 +46,11 @@ def _install_path(fs: FileSystem, table_path: str, name: str) -> str:
 
 
 def begin_install(fs: FileSystem, table_path: str, write_id: int,
-                  pairs: Sequence[tuple[str, str]]) -> None:
+                  pairs: Sequence[tuple[str, str]], **extra) -> None:
     """Announce compaction W's directory renames (readers hide the final directories until
     :func:`end_install`)."""
     fs.mkdirs(_sub(fs, table_path, _INSTALLS))
-    record = {"writeId": write_id, "time": time.time(), "pairs": [list(p) for p in pairs]}
+    record = {"writeId": write_id, "time": time.time(), "pairs": [list(p) for p in pairs], **extra}
     if not fs.create_exclusive(_install_path(fs, table_path, f"{write_id:019d}{INSTALL_SUFFIX}"),
                                encode_record(record)):
         raise StorageError(f"Install of compaction write id {write_id} on {table_path} was "
