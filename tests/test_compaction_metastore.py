@@ -89,3 +89,40 @@ def test_metastore_table_minor_and_major(metastore, tmp_path, hive_ref):  # noqa
     with metastore.client() as c:
         assert c.get_open_txns_info().open_ids == []
         assert [lk for lk in c.show_locks("default", table.split(".")[1])] == []
+
+
+def test_metastore_vacuum_waits_for_older_transactions_and_locks(metastore, tmp_path):
+    """Hive's Cleaner rule: the directories a compaction made obsolete stay while a transaction
+    or a lock older than the compaction is open (a reader that planned before it), then go."""
+    from spark_hive_acid.compaction.hms_clean import vacuum_metastore_table
+    from spark_hive_acid.txn.hms import HmsTransaction
+
+    table, loc = _create(metastore, tmp_path)
+    opts = {"metastoreUri": metastore.uri}
+    for k in range(2):
+        ids = list(range(k * 4, k * 4 + 4))
+        write_table(pa.table({"id": pa.array(ids, pa.int32()), "name": [f"n{i}" for i in ids],
+                              "ds": ["a"] * 4}), table=table, options=opts)
+    _delete(metastore, table, [1])
+    before = _rows(metastore, table)
+    ref = table_ref({"table": table, "metastoreuri": metastore.uri})
+    with metastore.client() as c:
+        reader = HmsTransaction(c, "default", table.split(".")[1], "read").begin()  # a slow read
+    try:
+        compact(ref, "major")
+        old = sorted(n for n in os.listdir(loc / "ds=a") if n.startswith("del"))
+        got = vacuum_metastore_table(ref, 0, False)
+        assert got["removed"] == [] and len(got["kept"]) == 3
+        assert "open and may read" in next(iter(got["reasons"].values()))
+        assert sorted(n for n in os.listdir(loc / "ds=a") if n.startswith("del")) == old
+        assert _rows(metastore, table) == before
+    finally:
+        reader.commit()
+    assert vacuum_metastore_table(ref, 1, False)["removed"] == []  # younger than 1 h
+    dry = vacuum_metastore_table(ref, 0, True)
+    assert len(dry["removed"]) == 3 and all(os.path.exists(p) for p in dry["removed"])
+    done = vacuum_metastore_table(ref, 0, False)
+    assert sorted(done["removed"]) == sorted(dry["removed"])
+    assert [n for n in os.listdir(loc / "ds=a") if not n.startswith("_")] == [
+        n for n in os.listdir(loc / "ds=a") if n.startswith("base_")]
+    assert _rows(metastore, table) == before

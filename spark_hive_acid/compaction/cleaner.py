@@ -63,7 +63,7 @@ class VacuumResult:
     def to_json(self) -> dict:
         return {"dryRun": self.dry_run, "removed": sorted(self.removed),
                 "obsolete": sorted(self.obsolete), "aborted": sorted(self.aborted),
-                "staging": sorted(self.staging), "keptWithinRetention": sorted(self.kept),
+                "staging": sorted(self.staging), "kept": sorted(self.kept),
                 "numRemoved": len(self.removed), "bytesRemoved": self.bytes,
                 "logCheckpoint": self.log_checkpoint}
 

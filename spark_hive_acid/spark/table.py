@@ -356,8 +356,10 @@ class HiveAcidTable:
     def vacuum(self, retentionHours: float = 168.0, dryRun: bool = False) -> dict:
         """Remove the directories compaction (or a newer base) made obsolete once they have been
         hidden for ``retentionHours`` (the bound on how long a read may run), aborted directories,
-        and staging left by killed writers. ``dryRun=True`` only lists them. Path-mode tables;
-        see docs/compaction.md for metastore tables. Returns what was (or would be) removed."""
+        and staging left by killed writers; also checkpoints a path-mode table's log. Tables of a
+        metastore follow Hive's Cleaner rule besides (no transaction or lock older than the
+        compaction still open). ``dryRun=True`` only lists them. Returns what was (or would be)
+        removed and what was kept (docs/compaction.md)."""
         from ..compaction.cleaner import vacuum
 
         if not isinstance(self._ref, PathTable):
