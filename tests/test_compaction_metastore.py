@@ -87,7 +87,7 @@ def test_metastore_table_minor_and_major(metastore, tmp_path, hive_ref):  # noqa
     finally:
         open_writer.abort("test")
     with metastore.client() as c:
-        assert c.get_open_txns_info().open_ids == []
+        assert c.get_open_txns_info().open_ids == []  # noqa: the compactions left none
         assert [lk for lk in c.show_locks("default", table.split(".")[1])] == []
 
 
@@ -126,3 +126,55 @@ def test_metastore_vacuum_waits_for_older_transactions_and_locks(metastore, tmp_
     assert [n for n in os.listdir(loc / "ds=a") if not n.startswith("_")] == [
         n for n in os.listdir(loc / "ds=a") if n.startswith("base_")]
     assert _rows(metastore, table) == before
+
+
+@pytest.mark.parametrize("read_lock", [True, False])
+def test_a_read_in_flight_keeps_its_files_through_a_compaction_and_clean(metastore, tmp_path,
+                                                                         read_lock):
+    """The data source's own planning and task code (what Spark runs), with a compaction and a
+    clean (Hive's Cleaner rule) between planning and the tasks: with readLock the clean waits for
+    the read's lease and the read returns its rows; without it the clean removes files the read
+    planned, and the read fails naming them (what readLock prevents)."""
+    import pickle
+
+    from pyspark.sql.pandas.types import from_arrow_schema  # noqa: F401  (pyspark present)
+
+    from spark_hive_acid.compaction.hms_clean import vacuum_metastore_table
+    from spark_hive_acid.exceptions import StorageError
+    from spark_hive_acid.spark.datasource import HiveAcidDataSource
+
+    table, loc = _create(metastore, tmp_path)
+    opts = {"metastoreUri": metastore.uri}
+    for k in range(3):
+        ids = list(range(k * 4, k * 4 + 4))
+        write_table(pa.table({"id": pa.array(ids, pa.int32()), "name": [f"n{i}" for i in ids],
+                              "ds": ["a"] * 4}), table=table, options=opts)
+    _delete(metastore, table, [2])
+    expected = sorted(i for i in range(12) if i != 2)
+    with metastore.client() as c:
+        open_before = set(c.get_open_txns_info().open_ids)
+    source = HiveAcidDataSource({"table": table, "metastoreUri": metastore.uri,
+                                 "readLock": str(read_lock).lower()})
+    reader = source.reader(source.schema())
+    tasks = reader.partitions()  # planned: the snapshot and its files are fixed now
+    reader = pickle.loads(pickle.dumps(reader))  # what Spark ships to the executors
+    assert (reader.lease is not None) == read_lock
+    ref = table_ref({"table": table, "metastoreuri": metastore.uri})
+    compact(ref, "major")
+    cleaned = vacuum_metastore_table(ref, 0, False)
+    try:
+        if read_lock:
+            assert cleaned["removed"] == [] and len(cleaned["kept"]) == 4
+            got = sorted(i for t in tasks for b in reader.read(t) for i in b.column("id").to_pylist())
+            assert got == expected
+            reader.lease.release()
+            assert len(vacuum_metastore_table(ref, 0, False)["removed"]) == 4
+        else:
+            assert len(cleaned["removed"]) == 4
+            with pytest.raises(StorageError, match="vanished"):
+                [b for t in tasks for b in reader.read(t)]
+    finally:
+        with metastore.client() as c:
+            assert set(c.get_open_txns_info().open_ids) == open_before
+    assert sorted(read_table("", table=table, metastoreUri=metastore.uri).column("id").to_pylist()) \
+        == expected
