@@ -34,13 +34,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--small-rows", type=int, default=1000)
     args = ap.parse_args(argv)
 
-    from pyspark.sql import SparkSession
-
     from spark_hive_acid import write_table
     from spark_hive_acid.spark.table import HiveAcidTable, ensure_registered
 
-    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    from .spark_cases import agg_exprs, start_spark
+
+    spark = start_spark(2, shuffle_partitions=2)
     ensure_registered(spark)
     work = Path(tempfile.mkdtemp(prefix="bench-compaction-", dir=ROOT / ".build"))
     out: dict = {"rows": args.rows}
@@ -48,8 +47,8 @@ def main(argv=None) -> dict:
         src = generate(TableParams(rows=args.rows), log=print)
         path = str(link_copy(src, work / "t"))
 
-        def scan():
-            spark.read.format("hiveacid").load(path).selectExpr("sum(hash(*))").collect()
+        def scan():  # an aggregate over every column, as the reference scans
+            spark.read.format("hiveacid").load(path).agg(*agg_exprs()).collect()
 
         def baseline():
             dst = str(work / f"orc-{time.time_ns()}")
@@ -66,8 +65,18 @@ def main(argv=None) -> dict:
             out["major_s"] = time.perf_counter() - t0
         out["major_peak_worker_rss_bytes"] = s.peak
         out["scan_after_s"] = min(_timed(scan) for _ in range(2))
+        # the compacted base is one file: the planner cuts it at splitSize (128 MB) into a big
+        # and a small task; split at half its size, both cores read
+        half = str(out["major_metrics"]["bytesAfter"] // 2 + 1)
+        out["scan_after_split_half_s"] = min(_timed(lambda: spark.read.format("hiveacid").option(
+            "splitSize", half).load(path).agg(*agg_exprs()).collect()) for _ in range(2))
+        out["tasks_after"] = spark.read.format("hiveacid").load(path).rdd.getNumPartitions()
+        out["tasks_after_split_half"] = spark.read.format("hiveacid").option(
+            "splitSize", half).load(path).rdd.getNumPartitions()
         out["major_vs_baseline"] = out["major_s"] / out["baseline_scan_write_orc_s"]
         out["scan_speedup_after_major"] = out["scan_before_s"] / out["scan_after_s"]
+        out["scan_speedup_after_major_split_half"] = (out["scan_before_s"]
+                                                      / out["scan_after_split_half_s"])
 
         small = str(work / "small")
         for k in range(args.small_deltas):
@@ -76,7 +85,7 @@ def main(argv=None) -> dict:
                                   "v": pa.array([f"v{i}" for i in range(n)])}), small)
 
         def read_small():
-            spark.read.format("hiveacid").load(small).selectExpr("sum(hash(*))").collect()
+            spark.read.format("hiveacid").load(small).selectExpr("sum(hash(id, v))").collect()
 
         read_small()
         out["read_small_deltas_s"] = min(_timed(read_small) for _ in range(2))
@@ -90,8 +99,9 @@ def main(argv=None) -> dict:
     res = ROOT / "bench" / "results"
     res.mkdir(parents=True, exist_ok=True)
     (res / "compaction.json").write_text(json.dumps(out, indent=2, default=str))
-    for k in ("major_vs_baseline", "scan_speedup_after_major", "major_peak_worker_rss_bytes",
-              "minor_vs_read"):
+    for k in ("major_vs_baseline", "scan_speedup_after_major",
+              "scan_speedup_after_major_split_half", "tasks_after", "tasks_after_split_half",
+              "major_peak_worker_rss_bytes", "minor_vs_read"):
         print(f"{k}: {out[k]}")
     return out
 

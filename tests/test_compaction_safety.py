@@ -162,3 +162,38 @@ def test_kill9_of_a_compaction_leaves_the_table_as_before(tmp_path, phase):
     assert os.listdir(os.path.join(t.path, "_hiveacid_staging")) == []
     t.compact("major")
     assert t.ours() == before
+
+
+def test_one_big_file_is_read_by_every_core(tmp_path):
+    """A compacted partition is one file: when the table has fewer bytes than splitSize per core,
+    the planner cuts big files at stripe boundaries so that each core gets a task of similar
+    size (read.plan.balance_slices), and the rows and ROW__IDs are the same."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_hive_acid.acid.layout import TableLayout, save_layout
+    from spark_hive_acid.io.filesystem import LocalFileSystem
+    from spark_hive_acid.read.reader import TaskReader
+    from spark_hive_acid.write.acid_file import AcidFileWriter
+
+    fs, path = LocalFileSystem(), str(tmp_path / "t")
+    fs.mkdirs(path)
+    save_layout(fs, path, TableLayout(columns=[("id", "bigint"), ("v", "string")]))
+    row_type = pa.struct([("id", pa.int64()), ("v", pa.string())])
+    w = AcidFileWriter(fs, f"{path}/base_0000001/bucket_00000", row_type, stripe_size=64 << 10)
+    rng = np.random.default_rng(1)
+    for k in range(12):
+        ids = np.arange(k * 20_000, (k + 1) * 20_000)
+        w.write_inserts(pa.record_batch([pa.array(ids), pa.array(rng.integers(0, 1 << 62, len(ids)).astype(str))],
+                                        names=["id", "v"]), 1, 536870912)
+    w.close()
+    whole = TableScan({"path": path}).to_arrow(["row__id", "id", "v"])
+    scan = TableScan({"path": path})
+    tasks = scan.tasks(min_tasks=4)
+    assert len(tasks) == 4
+    sizes = sorted(t.size for t in tasks)
+    assert sizes[-1] < 1.5 * sizes[0]
+    schema = pa.schema([pa.field(c.name, c.type) for c in scan.all_columns(True)])
+    reader = TaskReader(scan.fs, scan.read_spec(schema))
+    got = pa.Table.from_batches([b for t in tasks for b in reader.read(t)], schema=schema)
+    assert got.sort_by("id").equals(whole.select(schema.names).sort_by("id"))

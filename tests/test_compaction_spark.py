@@ -68,3 +68,44 @@ def test_compact_vacuum_and_compact_if_needed(spark, tmp_path):
     assert sorted(os.listdir(f"{path}/p=0")) == [n for n in sorted(os.listdir(f"{path}/p=0"))
                                                  if n.startswith("base_")]
     assert _row_ids(spark, path) == before
+
+
+class _DyingContext:
+    """Runs units like UnitContext, but its Spark task kills its own Python worker (SIGKILL)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def run(self, unit):
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_compaction_task_leaves_the_table_as_before(spark, tmp_path):
+    """kill -9 of the Python worker running a compaction task: the job fails, the compaction is
+    aborted and leaves nothing (staging removed, no new directory), the next one succeeds."""
+    import sys
+
+    from pyspark import cloudpickle
+
+    from spark_hive_acid.spark.compaction import spark_runner
+
+    ensure_registered(spark)
+    path = str(tmp_path / "t")
+    for k in range(3):
+        spark.createDataFrame([(i, f"v{i}", i % 2) for i in range(k * 5, k * 5 + 5)], SCHEMA) \
+            .write.format("hiveacid").mode("append").save(path)
+    t = HiveAcidTable.forPath(spark, path)
+    before, dirs = _row_ids(spark, path), sorted(os.listdir(path))
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        run = spark_runner(spark)
+        with pytest.raises(Exception):
+            from spark_hive_acid.compaction.runner import compact
+            compact(t._ref, "major", run_units=lambda units, ctx: run(units, _DyingContext(ctx)))
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert sorted(os.listdir(path)) == dirs and _row_ids(spark, path) == before
+    assert os.listdir(os.path.join(path, "_hiveacid_staging")) == []
+    assert t.history().first().state == "aborted"
+    assert t.compact("major")["partitionsCompacted"] == 1 and _row_ids(spark, path) == before
