@@ -132,6 +132,16 @@ class ModelTable:
         self.model.update(new)
         self.log.append(f"update {ids}")
 
+    def merge(self) -> None:
+        """A MERGE's effect in one write id: matched rows updated, unmatched source rows inserted
+        (delete events in statement 0, the new rows in statement 1, as Hive 3 writes it)."""
+        ids = self._targets()
+        new = {i: (self.model[i][0] + "m", self.model[i][1]) for i in ids}
+        new.update(self._rows(self.rng.randrange(1, 4)))
+        self._dml("merge", ids, new)
+        self.model.update(new)
+        self.log.append(f"merge {ids} + {len(new) - len(ids)} new")
+
     def compact(self, kind: str, partitions=None) -> dict:
         m = compact(PathTable(self.path), kind, partitions)
         self.log.append(f"compact {kind} {partitions or ''} -> {m.get('outputs')}")

@@ -1,6 +1,6 @@
 """Compaction against a model and Hive 2.3's own reader (tests/hive_ref).
 
-Random histories of appends, overwrites, deletes and updates (Spark-free writers, the one commit
+Random histories of appends, overwrites, deletes, updates and merges (Spark-free writers, the one commit
 path), with minor and major compactions and vacuums at random points. After every step our read
 equals the model; every compaction keeps each row's ROW__ID and values exactly (our read with
 ROW__IDs before == after); after every compaction and vacuum Hive 2.3's reader, run on each
@@ -20,7 +20,7 @@ from hive_ref.fixtures import hive_ref  # noqa: F401
 
 pytestmark = pytest.mark.hive
 
-OPS = ["append", "append", "delete", "update", "overwrite", "minor", "major", "vacuum"]
+OPS = ["append", "append", "delete", "update", "merge", "overwrite", "minor", "major", "vacuum"]
 
 
 def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:  # noqa: F811

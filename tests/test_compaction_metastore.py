@@ -178,3 +178,59 @@ def test_a_read_in_flight_keeps_its_files_through_a_compaction_and_clean(metasto
             assert set(c.get_open_txns_info().open_ids) == open_before
     assert sorted(read_table("", table=table, metastoreUri=metastore.uri).column("id").to_pylist()) \
         == expected
+
+
+def _compact_and_die(uri: str, table: str) -> None:
+    import signal
+
+    def run(units, ctx):
+        ctx.run(units[0])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    compact(table_ref({"table": table, "metastoreuri": uri}), "major", run_units=run)
+
+
+def test_metastore_compaction_with_a_concurrent_delete_and_a_kill(metastore, tmp_path):
+    """A DELETE that commits while the compaction writes (its row is being compacted) still
+    applies after it; a compaction killed (SIGKILL) while it writes leaves the table as before,
+    and the next one proceeds."""
+    import multiprocessing as mp
+    import signal
+
+    from spark_hive_acid.compaction.runner import run_locally
+
+    table, loc = _create(metastore, tmp_path)
+    opts = {"metastoreUri": metastore.uri}
+    for k in range(3):
+        ids = list(range(k * 6, k * 6 + 6))
+        write_table(pa.table({"id": pa.array(ids, pa.int32()), "name": [f"n{i}" for i in ids],
+                              "ds": ["a" if i % 3 else "b" for i in ids]}), table=table, options=opts)
+    before = _rows(metastore, table)
+    with metastore.client() as c:
+        open_before = set(c.get_open_txns_info().open_ids)
+    p = mp.get_context("fork").Process(target=_compact_and_die, args=(metastore.uri, table))
+    p.start()
+    p.join(120)
+    assert p.exitcode == -signal.SIGKILL
+    assert _rows(metastore, table) == before
+    assert not any(n.startswith("base_") for d in ("ds=a", "ds=b") for n in os.listdir(loc / d))
+    import time
+    deadline = time.time() + 60
+    while True:  # its transaction's keep-alive process aborts it once the compaction is dead
+        with metastore.client() as c:
+            info = c.get_open_txns_info()
+        dead = set(info.open_ids) - open_before
+        if not dead or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    assert dead == set()
+
+    def during(units, ctx):
+        _delete(metastore, table, [1, 13])
+        return run_locally(units, ctx)
+
+    m = compact(table_ref({"table": table, "metastoreuri": metastore.uri}), "major",
+                run_units=during)
+    assert m["partitions"] == ["ds=a", "ds=b"]
+    expected = Counter({k: n for k, n in before.items() if k[1] not in (1, 13)})
+    assert _rows(metastore, table) == expected
