@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..acid.layout import STAGING_DIR
-from ..acid.logstate import load_state, read_events
+from ..acid.logstate import install_names, installs_in_progress, load_state, read_events
 from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
@@ -157,12 +157,15 @@ def _stale_staging(fs: FileSystem, table_path: str, state, times: dict[int, tupl
         children = fs.list_dir(root)
     except PathNotFoundError:
         return []
+    busy = set(installs_in_progress(fs, table_path, install_names(fs, table_path)))
     out = []
     for c in children:
         m = _STAGED.match(c.name)
         if not m:
             continue
         w = int(m.group(1))
+        if w in busy:
+            continue  # an unfinished install still needs it (finish_interrupted_installs)
         if w in times and now - times[w][1] >= grace_s and state.is_terminated(w):
             out.append(c.path)
     return out

@@ -136,12 +136,12 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     compaction's two directories are not one rename; ``read.listing.listing_without_installs``).
     ``txn_high_watermark()`` (metastore mode) gives the global txn high watermark just after the
     commit, recorded with the install: a transaction at or below it may have planned a read
-    before the output existed (vacuum's rule, ``compaction.hms_clean``). A final directory that
-    already exists was made
-    by a compaction of the same snapshot (identical content): the staged copy is dropped. A
-    crash between the commit and the last rename leaves the table as before for readers; the
-    next compaction or vacuum finishes the renames (``logmaint.finish_interrupted_installs``) or
-    removes the staging directory. Returns the directories installed."""
+    before the output existed (vacuum's rule, ``compaction.hms_clean``). If a final directory
+    already exists (a compaction of the same snapshot made it, or a dead one half-installed it,
+    hidden until its install is finished), nothing of this one is installed. A crash between the
+    commit and the last rename leaves the table as before for readers; the next compaction or
+    vacuum finishes the renames (``logmaint.finish_interrupted_installs``). The staging directory
+    is removed only once the install is done. Returns the directories installed."""
     try:
         txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
     except BaseException as e:
@@ -152,17 +152,18 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
                 log.error("Could not abort compaction %d: %s", compaction_id(txn), e2)
             remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
         raise
-    installed = []
-    pending = [(s, f) for s, f in installs if not fs.exists(f)]
-    for staged, final in installs:
-        if (staged, final) not in pending:
-            log.warning("%s already exists (a compaction of the same snapshot made it): keeping "
-                        "it", final)
-    if pending:
+    installed: list[str] = []
+    existing = [f for _, f in installs if fs.exists(f)]
+    if existing:
+        # made by a compaction of the same snapshot, or half-installed by a dead one (hidden
+        # until that install is finished): installing the rest could show half of either
+        log.warning("%s already exist(s): this compaction's output is not installed (another "
+                    "compaction made it, or its unfinished install is completed later)", existing)
+    elif installs:
         extra = {} if txn_high_watermark is None else {"txnHighWatermark": txn_high_watermark()}
         # readers hide them until the end
-        begin_install(fs, table_path, compaction_id(txn), pending, **extra)
-        for staged, final in pending:
+        begin_install(fs, table_path, compaction_id(txn), installs, **extra)
+        for staged, final in installs:
             fs.rename(staged, final)
             installed.append(final)
         end_install(fs, table_path, compaction_id(txn))

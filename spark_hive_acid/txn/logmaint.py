@@ -65,19 +65,27 @@ def end_install(fs: FileSystem, table_path: str, write_id: int) -> None:
 def finish_interrupted_installs(fs: FileSystem, table_path: str,
                                 older_than_s: float = INSTALL_STALE_S) -> list[int]:
     """Complete the installs of compactions that died between their commit and their last rename
-    (their output is committed and correct: roll forward), then mark them done. Returns their
-    write ids."""
+    (their output is committed and correct: roll forward), then mark them done. An install whose
+    staged output is gone cannot be completed: the directories it had renamed (hidden all along)
+    are removed instead. Returns their write (or txn) ids."""
     names = install_names(fs, table_path)
     done = []
     for w, rec in sorted(installs_in_progress(fs, table_path, names).items()):
         if time.time() - float(rec.get("time", 0.0)) < older_than_s:
             continue
-        for staged, final in rec.get("pairs", []):
-            if not fs.exists(final) and fs.exists(staged):
-                fs.rename(staged, final)
+        pairs = rec.get("pairs", [])
+        if all(fs.exists(final) or fs.exists(staged) for staged, final in pairs):
+            for staged, final in pairs:
+                if not fs.exists(final):
+                    fs.rename(staged, final)
+            log.warning("Finished the install of compaction %d on %s (it died after committing)",
+                        w, table_path)
+        else:
+            for _, final in pairs:
+                fs.delete(final, recursive=True)
+            log.warning("Rolled back the unfinished install of compaction %d on %s: its staged "
+                        "output is gone", w, table_path)
         end_install(fs, table_path, w)
-        log.warning("Finished the install of compaction write id %d on %s (its compaction died "
-                    "after committing)", w, table_path)
         done.append(w)
     return done
 
