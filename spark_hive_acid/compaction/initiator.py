@@ -14,8 +14,10 @@ Both thresholds can be overridden per table by the properties
 ``compactorthreshold.hive.compactor.delta.pct.threshold`` and
 ``compactorthreshold.hive.compactor.delta.num.threshold``, as Hive reads them; a table property
 ``no_auto_compaction=true`` (any case) turns the Initiator off for the table. Not modelled: the
-aborted-transaction threshold (``hive.compactor.abortedtxn.threshold``), which only vacuum's
-removal of aborted directories needs here.
+aborted-transaction threshold (``hive.compactor.abortedtxn.threshold``; vacuum removes aborted
+directories), the database-level ``no_auto_compaction``, and two Hive 4 additions: a major
+compaction when only obsolete bases remain (``multiBase``), and major instead of minor where Hive
+cannot run a minor one (original files: ours can).
 
 :func:`decide` is Spark-free and returns JSON-able dicts (for ``HiveAcidTable.compactIfNeeded``
 and the ``hiveacid inspect`` command).
