@@ -109,3 +109,52 @@ def test_a_killed_compaction_task_leaves_the_table_as_before(spark, tmp_path):
     assert os.listdir(os.path.join(path, "_hiveacid_staging")) == []
     assert t.history().first().state == "aborted"
     assert t.compact("major")["partitionsCompacted"] == 1 and _row_ids(spark, path) == before
+
+
+_DRIVER = r"""
+import os, signal, sys
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+from spark_hive_acid.catalog.path import PathTable
+from spark_hive_acid.compaction.runner import compact
+from spark_hive_acid.spark.compaction import spark_runner
+run = spark_runner(spark)
+
+def run_then_die(units, ctx):
+    run(units, ctx)  # the Spark tasks wrote every output file
+    os.killpg(os.getpgid(0), signal.SIGKILL)  # the driver (and its JVM) die before the commit
+
+compact(PathTable(sys.argv[1], {"txnTimeoutSeconds": "1"}), "major", run_units=run_then_die)
+"""
+
+
+def test_a_killed_compaction_driver_leaves_the_table_as_before(spark, tmp_path):
+    """kill -9 of a Spark driver (Python and JVM) after its compaction tasks wrote their files,
+    before the commit: nothing visible changes, the dead compaction's write id is aborted as
+    stale by the next writer, which removes its staging, and the next compaction succeeds."""
+    import signal
+    import subprocess
+    import sys
+
+    ensure_registered(spark)
+    path = str(tmp_path / "t")
+    for k in range(3):
+        spark.createDataFrame([(i, f"v{i}", i % 2) for i in range(k * 5, k * 5 + 5)], SCHEMA) \
+            .write.format("hiveacid").mode("append").option("partitionBy", "p").save(path)
+    before, dirs = _row_ids(spark, path), sorted(os.listdir(path))
+    script = tmp_path / "driver.py"
+    script.write_text(_DRIVER)
+    proc = subprocess.run([sys.executable, str(script), path], start_new_session=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    staging = os.path.join(path, "_hiveacid_staging")
+    assert any(n.endswith("-compaction") for n in os.listdir(staging))  # its files, staged
+    assert sorted(os.listdir(path)) == dirs and _row_ids(spark, path) == before
+    t = HiveAcidTable.forPath(spark, path)
+    assert t.history().first().state == "open"
+    m = t.compact("major")  # begins by aborting the stale write id and removing its staging
+    assert m["partitionsCompacted"] == 2 and _row_ids(spark, path) == before
+    assert os.listdir(staging) == []
+    assert [r.state for r in t.history().collect()][:2] == ["committed", "aborted"]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..acid.layout import STAGING_DIR
-from ..acid.logstate import install_names, installs_in_progress, load_state, read_events
+from ..acid.logstate import ABORTED, install_names, installs_in_progress, load_state, read_events
 from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
@@ -182,3 +182,23 @@ def _size(fs: FileSystem, path: str) -> int:
     except PathNotFoundError:
         return 0
 
+
+
+def remove_aborted_compaction_staging(fs: FileSystem, table_path: str) -> list[str]:
+    """Remove the staged output of compactions whose write id is aborted (a killed compaction,
+    aborted as stale by the next writer): an aborted compaction never installs anything. Path
+    mode; best effort (returns what was removed)."""
+    state = load_state(fs, table_path)
+    if state is None:
+        return []
+    try:
+        children = fs.list_dir(fs.join(table_path, STAGING_DIR))
+    except PathNotFoundError:
+        return []
+    out = []
+    for c in children:
+        m = _STAGED.match(c.name)
+        if m and m.group(2) and state.state_of(int(m.group(1))) == ABORTED:
+            fs.delete(c.path, recursive=True)
+            out.append(c.path)
+    return out

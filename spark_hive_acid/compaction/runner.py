@@ -38,6 +38,7 @@ from ..write.acid_file import write_acid_version_file
 from ..write.schema import row_type_of
 from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, parse_kind, \
     plan_partitions, read_spec_for
+from .cleaner import remove_aborted_compaction_staging
 from .rewrite import UnitResult, run_unit
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,11 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     started = time.time()
     fs, path = table.location()
     finish_interrupted_installs(fs, path)
-    txn = table.begin(OPERATION)
+    txn = table.begin(OPERATION)  # aborts stale write ids: a killed compaction's among them
+    try:
+        remove_aborted_compaction_staging(fs, path)
+    except Exception as e:  # noqa: BLE001 - housekeeping must not fail a compaction
+        log.warning("Could not remove the staging of aborted compactions of %s: %s", path, e)
     cid = compaction_id(txn)
     stage = compaction_staging_dir(fs, path, cid)
     try:
