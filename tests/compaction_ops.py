@@ -153,9 +153,9 @@ class ModelTable:
         return r
 
     # --- reads ------------------------------------------------------------------------------------
-    def ours(self) -> Counter:
-        """(ROW__ID, (id, v), p) of every row our reader returns."""
-        tab = read_table(self.path, includeRowId="true")
+    def ours(self, **options: str) -> Counter:
+        """(ROW__ID, (id, v), p) of every row our reader returns (``options``: e.g. a snapshot)."""
+        tab = read_table(self.path, includeRowId="true", **options)
         rid = tab.column("row__id").to_pylist()
         ids, vs = tab.column("id").to_pylist(), tab.column("v").to_pylist()
         ps = tab.column("p").to_pylist() if self.partitioned else [0] * len(ids)

@@ -15,6 +15,8 @@ import random
 import pytest
 
 from compaction_ops import COLUMNS, ModelTable
+from spark_hive_acid.acid.logstate import load_state
+from spark_hive_acid.exceptions import NotEnoughHistoryError
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from hive_ref.fixtures import hive_ref  # noqa: F401
 
@@ -23,9 +25,30 @@ pytestmark = pytest.mark.hive
 OPS = ["append", "append", "delete", "update", "merge", "overwrite", "minor", "major", "vacuum"]
 
 
+def _snapshot(table: ModelTable) -> str:
+    return load_state(table.fs, table.path).snapshot().to_string()
+
+
+def _check_old_snapshots(table: ModelTable, snapshots: list, where: str, kind: str) -> list:
+    """Every earlier snapshot reads as it did, or, after a major compaction, may be refused with
+    ACID_NOT_ENOUGH_HISTORY (the compacted base erased the history it needs: Hive's rule).
+    Returns the snapshots that still read."""
+    still = []
+    for snap, rows in snapshots:
+        try:
+            got = table.ours(validWriteIds=snap)
+        except NotEnoughHistoryError:
+            assert kind == "major", f"{where}: snapshot {snap} refused after a {kind} compaction"
+            continue
+        assert got == rows, f"{where}: snapshot {snap} reads otherwise after the {kind} compaction"
+        still.append((snap, rows))
+    return still
+
+
 def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:  # noqa: F811
     rng = table.rng
     table.append()
+    snapshots = [(_snapshot(table), table.ours())]
     for step in range(steps):
         op = rng.choice(OPS)
         before = table.ours()
@@ -44,6 +67,11 @@ def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:
             assert got == before, f"{where}: compaction changed rows or ROW__IDs"
             if hive_ok():
                 assert table.hive_rows(hive_ref) == got, f"{where}: Hive 2.3 reads otherwise"
+        if op in ("minor", "major"):
+            snapshots = _check_old_snapshots(table, snapshots, where, op)
+        if op == "vacuum":  # older snapshots are past the retention now (0 hours here)
+            snapshots = []
+        snapshots.append((_snapshot(table), got))
 
 
 @pytest.mark.parametrize("seed", [1, 2])
