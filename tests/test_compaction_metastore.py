@@ -234,3 +234,35 @@ def test_metastore_compaction_with_a_concurrent_delete_and_a_kill(metastore, tmp
     assert m["partitions"] == ["ds=a", "ds=b"]
     expected = Counter({k: n for k, n in before.items() if k[1] not in (1, 13)})
     assert _rows(metastore, table) == expected
+
+
+def test_two_compactions_of_a_metastore_table_one_wins(metastore, tmp_path):
+    """A second compaction of the table while one runs fails at once with CommitConflictError
+    (Hive's lock manager: both take an EXCLUSIVE claim beside the table) and leaves nothing;
+    writers are not held up by either."""
+    from spark_hive_acid.compaction.runner import run_locally
+    from spark_hive_acid.exceptions import CommitConflictError
+
+    table, loc = _create(metastore, tmp_path)
+    opts = {"metastoreUri": metastore.uri}
+    for k in range(2):
+        write_table(pa.table({"id": pa.array([k * 2, k * 2 + 1], pa.int32()), "name": ["x", "y"],
+                              "ds": ["a", "a"]}), table=table, options=opts)
+    before = _rows(metastore, table)
+    ref = table_ref({"table": table, "metastoreuri": metastore.uri})
+    seen = {}
+
+    def racing(units, ctx):
+        dirs = sorted(os.listdir(loc / "ds=a"))
+        with pytest.raises(CommitConflictError, match="Another compaction"):
+            compact(ref, "minor")
+        assert sorted(os.listdir(loc / "ds=a")) == dirs  # the loser left nothing
+        _delete(metastore, table, [0])  # a DELETE is not held up (SHARED_WRITE vs SHARED_READ)
+        seen["deleted"] = True
+        return run_locally(units, ctx)
+
+    m = compact(ref, "major", run_units=racing)
+    assert seen and m["partitions"] == ["ds=a"]
+    assert _rows(metastore, table) == Counter({k: n for k, n in before.items() if k[1] != 0})
+    with metastore.client() as c:
+        assert [lk for lk in c.show_locks("default") if "hiveacid_compaction" in (lk.table or "")] == []

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ..acid.names import METADATA_FILE
 from ..catalog.base import TableRef
+from ..exceptions import CommitConflictError, LockTimeoutError
 from ..io.filesystem import FileSystem
 from ..read.options import ReadOptions
 from ..read.reader import ReadSpec
@@ -90,7 +91,12 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     started = time.time()
     fs, path = table.location()
     finish_interrupted_installs(fs, path)
-    txn = table.begin(OPERATION)  # aborts stale write ids: a killed compaction's among them
+    try:
+        txn = table.begin(OPERATION)  # aborts stale write ids: a killed compaction's among them
+    except LockTimeoutError as e:
+        raise CommitConflictError(
+            f"Another compaction of {table.display} is running, or an INSERT OVERWRITE holds it: "
+            f"this one did nothing; run it again later ({e})") from e
     try:
         remove_aborted_compaction_staging(fs, path)
     except Exception as e:  # noqa: BLE001 - housekeeping must not fail a compaction

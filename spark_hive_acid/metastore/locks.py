@@ -113,7 +113,21 @@ def lock_specs(operation: Operation | str, table: TableInfo,
         dynamic = op.allocates_write_id and table.is_partitioned
         specs = [LockSpec(lock_type, op_type, table.db, table.name, None, dynamic)]
     specs += [LockSpec("SHARED_READ", "SELECT", t.db, t.name) for t in read_tables]
+    if op is Operation.COMPACT:
+        specs.append(compaction_claim(table))
     return specs
+
+
+#: Suffix of the name a compaction's claim lock is taken on (no such table exists).
+COMPACTION_CLAIM_SUFFIX = "__hiveacid_compaction"
+
+
+def compaction_claim(table: TableInfo) -> LockSpec:
+    """An EXCLUSIVE lock that only compactions take, on a name beside the table's: two
+    compactions of one table conflict in Hive's own lock manager (Hive 2.3 has no compaction
+    write set, and a lock on the table itself strong enough would also stop UPDATE and DELETE).
+    The metastore accepts locks on names that are not tables."""
+    return LockSpec("EXCLUSIVE", "SELECT", table.db, table.name + COMPACTION_CLAIM_SUFFIX)
 
 
 def data_operation_type(operation: Operation | str) -> str:

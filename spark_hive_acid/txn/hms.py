@@ -44,6 +44,7 @@ from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, Tas
 log = logging.getLogger(__name__)
 
 DEFAULT_LOCK_TIMEOUT_S = 300.0
+COMPACTION_LOCK_WAIT_S = 2.0  # how long a compaction waits for its locks
 MIN_HEARTBEAT_INTERVAL_S = 0.05
 
 
@@ -125,6 +126,8 @@ class HmsTransaction(Transaction):
         self._partition_args = list(partitions) if partitions else None
         self._read_table_names = list(read_tables)
         self.lock_timeout = float(lock_timeout)
+        if self.operation is Operation.COMPACT:  # another compaction running: fail, do not queue
+            self.lock_timeout = min(self.lock_timeout, COMPACTION_LOCK_WAIT_S)
         self.heartbeat_interval = heartbeat_interval
         self.owns_client = owns_client
         self.options = opt.lowered(options)
