@@ -217,13 +217,29 @@ def _count_inputs(job: PartitionJob, pl: PartitionListing, slices: list[FileSlic
                 job.input_bytes += f.size
 
 
+def exact_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with timestamps in nanoseconds (nested ones too): compaction copies Hive's
+    nanosecond timestamps whole, where a read for Spark keeps microseconds."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("ns", t.tz)
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, exact_type(f.type), f.nullable) for f in t])
+    if pa.types.is_list(t):
+        return pa.list_(exact_type(t.value_type))
+    if pa.types.is_map(t):
+        return pa.map_(exact_type(t.key_type), exact_type(t.item_type))
+    return t
+
+
 def read_spec_for(scan, row_type: pa.StructType) -> ReadSpec:
-    """The reader's spec for compaction: ROW__ID plus every data column, in table order."""
+    """The reader's spec for compaction: ROW__ID plus every data column, in table order, of the
+    types of ``row_type``."""
     from ..read.reader import ROW_ID_TYPE
 
+    types = tuple(f.type for f in row_type)
     schema = pa.schema([pa.field("row__id", ROW_ID_TYPE)]
-                       + [pa.field(c.name, c.type) for c in scan.data_columns])
-    return scan.read_spec(schema)
+                       + [pa.field(c.name, t) for c, t in zip(scan.data_columns, types)])
+    return dataclasses.replace(scan.read_spec(schema), data_types=types)
 
 
 def check_writable(insert_only: bool, display: str) -> None:

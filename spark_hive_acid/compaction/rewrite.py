@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from ..acid.orc import delete_key_columns, key_arrays, open_orc
 from ..acid.snapshot import ValidIdList
+from ..exceptions import SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..read.reader import ReadSpec, TaskReader
 from ..write.acid_file import AcidFileWriter
@@ -45,10 +46,25 @@ class UnitResult:
 
 
 def run_unit(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
-             compression: str) -> UnitResult:
-    """Write ``unit``'s staged file; see the module docstring."""
+             compression: str, fallback: Optional[tuple[ReadSpec, pa.StructType]] = None
+             ) -> UnitResult:
+    """Write ``unit``'s staged file; see the module docstring. Timestamps are copied in
+    nanoseconds; a file holding values beyond the nanosecond range (years before 1677 or after
+    2262) makes the unit use ``fallback`` (microseconds) instead."""
     if unit.delete_files:
         return _deletes(fs, unit, spec.write_ids, row_type, compression)
+    try:
+        return _sorted_inserts(fs, unit, spec, row_type, compression)
+    except (SchemaMismatchError, pa.ArrowInvalid) as e:
+        if fallback is None:
+            raise
+        log.warning("%s: timestamps out of the nanosecond range (%s): copied in microseconds",
+                    unit.path, e)
+        return _sorted_inserts(fs, unit, fallback[0], fallback[1], compression)
+
+
+def _sorted_inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
+                    compression: str) -> UnitResult:
     result = _inserts(fs, unit, spec, row_type, compression, sort_all=False)
     if result is None:
         log.warning("%s: the input files' rows are not in ROW__ID order; sorting them in memory",

@@ -37,8 +37,8 @@ from ..txn.committer import commit_compaction, compaction_id, compaction_staging
     remove_quietly
 from ..write.acid_file import write_acid_version_file
 from ..write.schema import row_type_of
-from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, parse_kind, \
-    plan_partitions, read_spec_for
+from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, exact_type, \
+    parse_kind, plan_partitions, read_spec_for
 from .cleaner import remove_aborted_compaction_staging
 from .rewrite import UnitResult, run_unit
 
@@ -54,12 +54,13 @@ class UnitContext:
     """What every unit of one compaction needs besides itself (picklable)."""
 
     fs: FileSystem
-    spec: ReadSpec
+    spec: ReadSpec  # nanosecond timestamps (exact_type)
     row_type: pa.StructType
     compression: str
+    fallback: Optional[tuple[ReadSpec, pa.StructType]] = None  # microseconds
 
     def run(self, unit: Unit) -> UnitResult:
-        return run_unit(self.fs, unit, self.spec, self.row_type, self.compression)
+        return run_unit(self.fs, unit, self.spec, self.row_type, self.compression, self.fallback)
 
 
 RunUnits = Callable[[Sequence[Unit], UnitContext], list[UnitResult]]
@@ -111,12 +112,15 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             check_writable(scan.insert_only, table.display)
             layout = table.layout(adopt=lambda: pa.schema(
                 [pa.field(c.name, c.type) for c in scan.data_columns]))
-            row_type = row_type_of(layout)
+            row_type_us = row_type_of(layout)
+            row_type = exact_type(row_type_us)
             jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark, stage, partitions)
             if not jobs:
                 txn.abort("nothing to compact")
                 return _metrics(kind, cid, snap.high_watermark, [], [], started)
-            ctx = UnitContext(fs, read_spec_for(scan, row_type), row_type, layout.compression)
+            ctx = UnitContext(fs, read_spec_for(scan, row_type), row_type, layout.compression,
+                              None if row_type.equals(row_type_us) else
+                              (read_spec_for(scan, row_type_us), row_type_us))
             units = [u for j in jobs for u in j.units]
             log.info("Compacting %s (%s, write ids <= %d): %d partition(s), %d file(s) to write",
                      table.display, kind, snap.high_watermark, len(jobs), len(units))
