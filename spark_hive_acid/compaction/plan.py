@@ -13,9 +13,10 @@ tasks can run them (``compaction.rewrite.run_unit``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
 
@@ -98,10 +99,12 @@ def _slice_order(s: FileSlice) -> tuple:
 
 
 def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_root: str,
-                    partitions: Optional[Sequence[str]] = None) -> list[PartitionJob]:
+                    partitions: Optional[Sequence[str]] = None,
+                    file_name: Callable[[int], str] = bucket_file_name) -> list[PartitionJob]:
     """The partitions that ``kind`` compaction changes, with their units (see the module
     docstring). A partition with nothing to gain is left out (major: already one base and
-    nothing else; minor: fewer than two delta directories)."""
+    nothing else; minor: fewer than two delta directories). ``file_name(N)`` names the output
+    file of bucket (writer) N: ``bucket_N``, or ``00000N_0`` in an insert-only table."""
     wanted = None if partitions is None else set(partitions)
     jobs = []
     for index, pl in enumerate(plan.partitions):
@@ -109,8 +112,9 @@ def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_
         if wanted is not None and rel not in wanted:
             continue
         slices = sorted((s for s in plan.slices if s.partition_index == index), key=_slice_order)
-        job = (_major(fs, pl, rel, slices, hwm, stage_root) if kind == MAJOR
-               else _minor(fs, pl, rel, slices, hwm, stage_root))
+        stage = functools.partial(_stage_path, fs, stage_root, rel, file_name=file_name)
+        job = (_major(pl, rel, slices, hwm, stage) if kind == MAJOR
+               else _minor(pl, rel, slices, hwm, stage))
         if job is not None:
             jobs.append(job)
     if wanted is not None:
@@ -123,12 +127,13 @@ def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_
     return jobs
 
 
-def _stage_path(fs: FileSystem, stage_root: str, rel: str, dir_name: str, bucket: int) -> str:
-    return fs.join(stage_root, *([rel] if rel else []), dir_name, bucket_file_name(bucket))
+def _stage_path(fs: FileSystem, stage_root: str, rel: str, dir_name: str, bucket: int, *,
+                file_name: Callable[[int], str]) -> str:
+    return fs.join(stage_root, *([rel] if rel else []), dir_name, file_name(bucket))
 
 
-def _major(fs: FileSystem, pl: PartitionListing, rel: str, slices: list[FileSlice], hwm: int,
-           stage_root: str) -> Optional[PartitionJob]:
+def _major(pl: PartitionListing, rel: str, slices: list[FileSlice], hwm: int,
+           stage: Callable[[str, int], str]) -> Optional[PartitionJob]:
     st = pl.state
     if not (st.deltas or st.delete_deltas or st.original_files):
         return None  # one base (or nothing): already what a major compaction makes
@@ -144,14 +149,14 @@ def _major(fs: FileSystem, pl: PartitionListing, rel: str, slices: list[FileSlic
     for s in slices:
         by_bucket.setdefault(s.bucket_id, []).append(s)
     for bucket in sorted(by_bucket) or [0]:
-        job.units.append(Unit(rel, out, bucket, _stage_path(fs, stage_root, rel, out, bucket),
+        job.units.append(Unit(rel, out, bucket, stage(out, bucket),
                               tuple(by_bucket.get(bucket, ())), stripe_size=64 << 20))
     _count_inputs(job, pl, slices)
     return job
 
 
-def _minor(fs: FileSystem, pl: PartitionListing, rel: str, slices: list[FileSlice], hwm: int,
-           stage_root: str) -> Optional[PartitionJob]:
+def _minor(pl: PartitionListing, rel: str, slices: list[FileSlice], hwm: int,
+           stage: Callable[[str, int], str]) -> Optional[PartitionJob]:
     st = pl.state
     dirs = [d for d in st.deltas + st.delete_deltas if d.max_write_id <= hwm]
     if len({(d.min_write_id, d.max_write_id) for d in dirs}) < 2:
@@ -186,11 +191,11 @@ def _minor(fs: FileSystem, pl: PartitionListing, rel: str, slices: list[FileSlic
     for s in ins_slices:
         by_bucket.setdefault(s.bucket_id, []).append(s)
     for bucket in sorted(delete_files):
-        job.units.append(Unit(rel, del_dir, bucket, _stage_path(fs, stage_root, rel, del_dir, bucket),
+        job.units.append(Unit(rel, del_dir, bucket, stage(del_dir, bucket),
                               delete_files=tuple(sorted(delete_files[bucket])),
                               stripe_size=8 << 20))
     for bucket in sorted(by_bucket):
-        job.units.append(Unit(rel, ins_dir, bucket, _stage_path(fs, stage_root, rel, ins_dir, bucket),
+        job.units.append(Unit(rel, ins_dir, bucket, stage(ins_dir, bucket),
                               tuple(by_bucket[bucket]), stripe_size=8 << 20))
     job.outputs = ([del_dir] if delete_files else []) + [ins_dir]
     for s in ins_slices:
@@ -232,18 +237,19 @@ def exact_type(t: pa.DataType) -> pa.DataType:
 
 
 def read_spec_for(scan, row_type: pa.StructType) -> ReadSpec:
-    """The reader's spec for compaction: ROW__ID plus every data column, in table order, of the
-    types of ``row_type``."""
+    """The reader's spec for compaction: ROW__ID (full-ACID tables) plus every data column, in
+    table order, of the types of ``row_type``."""
     from ..read.reader import ROW_ID_TYPE
 
     types = tuple(f.type for f in row_type)
-    schema = pa.schema([pa.field("row__id", ROW_ID_TYPE)]
-                       + [pa.field(c.name, t) for c, t in zip(scan.data_columns, types)])
+    keys = [] if scan.insert_only else [pa.field("row__id", ROW_ID_TYPE)]
+    schema = pa.schema(keys + [pa.field(c.name, t) for c, t in zip(scan.data_columns, types)])
     return dataclasses.replace(scan.read_spec(schema), data_types=types)
 
 
-def check_writable(insert_only: bool, display: str) -> None:
-    if insert_only:
+def check_writable(insert_only: bool, file_format: str, display: str) -> None:
+    """Refuse what compaction cannot rewrite: insert-only tables of formats we do not write."""
+    if insert_only and file_format not in ("orc", "parquet"):
         raise UnsupportedOperationError(
-            f"{display} is an insert-only table: compaction rewrites full-ACID tables only "
-            "(insert-only tables: requestCompaction() asks Hive's compactor)")
+            f"{display} is an insert-only table stored as {file_format}: compaction rewrites ORC "
+            "and Parquet tables (others: requestCompaction() asks Hive's compactor)")

@@ -13,6 +13,7 @@ stripe's worth of rows plus the delete-event set of the partition's bucket.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -26,6 +27,7 @@ from ..exceptions import SchemaMismatchError
 from ..io.filesystem import FileSystem
 from ..read.reader import ReadSpec, TaskReader
 from ..write.acid_file import AcidFileWriter
+from ..write.plain_file import PlainFileWriter
 from .plan import Unit
 
 log = logging.getLogger(__name__)
@@ -46,21 +48,42 @@ class UnitResult:
 
 
 def run_unit(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
-             compression: str, fallback: Optional[tuple[ReadSpec, pa.StructType]] = None
-             ) -> UnitResult:
-    """Write ``unit``'s staged file; see the module docstring. Timestamps are copied in
-    nanoseconds; a file holding values beyond the nanosecond range (years before 1677 or after
-    2262) makes the unit use ``fallback`` (microseconds) instead."""
+             compression: str, fallback: Optional[tuple[ReadSpec, pa.StructType]] = None,
+             plain_format: Optional[str] = None) -> UnitResult:
+    """Write ``unit``'s staged file; see the module docstring. ``plain_format`` ("orc" or
+    "parquet"): an insert-only table, whose files are plain rows of that format. Timestamps are
+    copied in nanoseconds; a file holding values beyond the nanosecond range (years before 1677
+    or after 2262) makes the unit use ``fallback`` (microseconds) instead."""
     if unit.delete_files:
         return _deletes(fs, unit, spec.write_ids, row_type, compression)
+    write = (_sorted_inserts if plain_format is None
+             else functools.partial(_plain_rows, file_format=plain_format))
     try:
-        return _sorted_inserts(fs, unit, spec, row_type, compression)
+        return write(fs, unit, spec, row_type, compression)
     except (SchemaMismatchError, pa.ArrowInvalid) as e:
         if fallback is None:
             raise
         log.warning("%s: timestamps out of the nanosecond range (%s): copied in microseconds",
                     unit.path, e)
-        return _sorted_inserts(fs, unit, fallback[0], fallback[1], compression)
+        return write(fs, unit, fallback[0], fallback[1], compression)
+
+
+def _plain_rows(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
+                compression: str, *, file_format: str) -> UnitResult:
+    """An insert-only table's unit: its rows, in file order, into one plain file."""
+    writer = PlainFileWriter(fs, unit.path, row_type, file_format, compression=compression,
+                             stripe_size=unit.stripe_size or (64 << 20))
+    try:
+        for b in _rows(fs, unit, spec):
+            writer.write_inserts(pa.RecordBatch.from_arrays(
+                [c if c.type.equals(f.type) else c.cast(f.type) for c, f in zip(b.columns, row_type)],
+                names=[f.name for f in row_type]))
+        summary = writer.close()
+    except BaseException:
+        writer.discard()
+        raise
+    return UnitResult(unit.partition, unit.dir_name, unit.bucket, summary.path, summary.inserts,
+                      0, summary.inserts, _size(fs, summary.path))
 
 
 def _sorted_inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,

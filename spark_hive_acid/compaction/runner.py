@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
 
-from ..acid.names import METADATA_FILE
+from ..acid.names import METADATA_FILE, bucket_file_name
 from ..catalog.base import TableRef
 from ..exceptions import CommitConflictError, LockTimeoutError
 from ..io.filesystem import FileSystem
@@ -36,6 +36,7 @@ from ..txn.logmaint import finish_interrupted_installs
 from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir, \
     remove_quietly
 from ..write.acid_file import write_acid_version_file
+from ..write.plain_file import plain_file_name
 from ..write.schema import row_type_of
 from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, exact_type, \
     parse_kind, plan_partitions, read_spec_for
@@ -58,9 +59,11 @@ class UnitContext:
     row_type: pa.StructType
     compression: str
     fallback: Optional[tuple[ReadSpec, pa.StructType]] = None  # microseconds
+    plain_format: Optional[str] = None  # an insert-only table's file format
 
     def run(self, unit: Unit) -> UnitResult:
-        return run_unit(self.fs, unit, self.spec, self.row_type, self.compression, self.fallback)
+        return run_unit(self.fs, unit, self.spec, self.row_type, self.compression, self.fallback,
+                        self.plain_format)
 
 
 RunUnits = Callable[[Sequence[Unit], UnitContext], list[UnitResult]]
@@ -109,23 +112,25 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             snap = compactor_snapshot(txn.read_snapshot()[0])
             opts = ReadOptions.parse({**table.reader_options(), "splitSize": str(WHOLE_FILES)})
             scan = TableScan(dataclasses.replace(opts, write_ids=snap))
-            check_writable(scan.insert_only, table.display)
             layout = table.layout(adopt=lambda: pa.schema(
                 [pa.field(c.name, c.type) for c in scan.data_columns]))
+            check_writable(scan.insert_only, layout.file_format, table.display)
             row_type_us = row_type_of(layout)
             row_type = exact_type(row_type_us)
-            jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark, stage, partitions)
+            jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark, stage, partitions,
+                                   plain_file_name if scan.insert_only else bucket_file_name)
             if not jobs:
                 txn.abort("nothing to compact")
                 return _metrics(kind, cid, snap.high_watermark, [], [], started)
             ctx = UnitContext(fs, read_spec_for(scan, row_type), row_type, layout.compression,
                               None if row_type.equals(row_type_us) else
-                              (read_spec_for(scan, row_type_us), row_type_us))
+                              (read_spec_for(scan, row_type_us), row_type_us),
+                              layout.file_format if scan.insert_only else None)
             units = [u for j in jobs for u in j.units]
             log.info("Compacting %s (%s, write ids <= %d): %d partition(s), %d file(s) to write",
                      table.display, kind, snap.high_watermark, len(jobs), len(units))
             results = run_units(units, ctx)
-            installs = _finish_staging(fs, stage, jobs)
+            installs = _finish_staging(fs, stage, jobs, scan.insert_only)
     except BaseException as e:
         _abort(fs, txn, stage, e)
         raise
@@ -146,16 +151,18 @@ def _abort(fs: FileSystem, txn, stage: str, e: BaseException) -> None:
     remove_quietly(fs, stage)
 
 
-def _finish_staging(fs: FileSystem, stage: str, jobs: Sequence[PartitionJob]
-                    ) -> list[tuple[str, str]]:
-    """Complete each staged output directory (version file, base marker; a minor compaction's
-    insert directory exists even without rows) and list the renames, in install order."""
+def _finish_staging(fs: FileSystem, stage: str, jobs: Sequence[PartitionJob],
+                    insert_only: bool = False) -> list[tuple[str, str]]:
+    """Complete each staged output directory (version file, except in an insert-only table,
+    whose directories hold data files only; base marker; a minor compaction's insert directory
+    exists even without rows) and list the renames, in install order."""
     installs = []
     for job in jobs:
         for out in job.outputs:
             staged = fs.join(stage, *([job.partition] if job.partition else []), out)
             fs.mkdirs(staged)
-            write_acid_version_file(fs, staged)
+            if not insert_only:
+                write_acid_version_file(fs, staged)
             if out.startswith("base_"):
                 fs.write_bytes(fs.join(staged, METADATA_FILE), COMPACTED_MARKER)
             installs.append((staged, fs.join(job.path, out)))
