@@ -7,7 +7,7 @@ For each partition, at the table's current snapshot (``AcidUtils.getAcidState``)
 * no base but deltas -> no ratio test; otherwise delta size / base size **>**
   ``hive.compactor.delta.pct.threshold`` (0.1) -> **major**;
 * else deltas **>** ``hive.compactor.delta.num.threshold`` (10) -> **minor** (major when there is
-  no base);
+  no base, and in an insert-only table);
 * else nothing.
 
 Both thresholds can be overridden per table by the properties
@@ -47,7 +47,7 @@ def thresholds(properties: Mapping[str, str]) -> tuple[int, float, bool]:
     return num, pct, props.get(NO_AUTO_COMPACTION, "").strip().lower() != "true"
 
 
-def decide_partition(listing, num: int, pct: float) -> dict[str, Any]:
+def decide_partition(listing, num: int, pct: float, insert_only: bool = False) -> dict[str, Any]:
     """The decision for one partition (``read.listing.PartitionListing``)."""
     st = listing.state
     base_bytes = (sum(f.size for f in listing.dir_files.get(st.base.path, []))
@@ -63,8 +63,9 @@ def decide_partition(listing, num: int, pct: float) -> dict[str, Any]:
         if ratio > pct:
             kind, reason = "major", f"delta/base size {ratio:.3f} > {pct}"
     if kind is None and len(deltas) > num:
-        kind = "major" if no_base else "minor"
-        reason = f"{len(deltas)} delta directories > {num}" + (" and no base" if no_base else "")
+        kind = "major" if no_base or insert_only else "minor"
+        reason = f"{len(deltas)} delta directories > {num}" + (
+            " and no base" if no_base else " in an insert-only table" if insert_only else "")
     elif kind is None and no_base:
         reason += "; no base yet"
     return {"decision": kind, "reason": reason, "deltas": len(deltas),
@@ -74,7 +75,8 @@ def decide_partition(listing, num: int, pct: float) -> dict[str, Any]:
             "originalFiles": len(st.original_files)}
 
 
-def decide(plan, properties: Mapping[str, str]) -> list[dict[str, Any]]:
+def decide(plan, properties: Mapping[str, str], insert_only: bool = False
+           ) -> list[dict[str, Any]]:
     """One entry per partition of a planned table (``read.plan.TablePlan`` at its current
     snapshot): ``partition``, ``decision`` ("major", "minor" or None), ``reason``, ``deltas``,
     ``deltaBytes``, ``baseBytes``, ``ratio``, ``base``, ``originalFiles``, ``thresholds``."""
@@ -84,7 +86,7 @@ def decide(plan, properties: Mapping[str, str]) -> list[dict[str, Any]]:
     for pl in plan.partitions:
         p = pl.path.rstrip("/")
         entry = {"partition": "" if p == root else p[len(root):].lstrip("/")}
-        entry.update(decide_partition(pl, num, pct))
+        entry.update(decide_partition(pl, num, pct, insert_only))
         if not allowed:
             entry.update(decision=None, reason=f"table property {NO_AUTO_COMPACTION}=true")
         entry["thresholds"] = {NUM_THRESHOLD: num, PCT_THRESHOLD: pct}
@@ -101,4 +103,4 @@ def decide_for_table(table) -> list[dict[str, Any]]:
     props = scan.layout.properties if scan.layout is not None else {}
     if scan.table_info is not None:
         props = {**props, **scan.table_info.parameters}
-    return decide(scan.plan, props)
+    return decide(scan.plan, props, scan.insert_only)
