@@ -137,8 +137,6 @@ def test_a_read_in_flight_keeps_its_files_through_a_compaction_and_clean(metasto
     planned, and the read fails naming them (what readLock prevents)."""
     import pickle
 
-    from pyspark.sql.pandas.types import from_arrow_schema  # noqa: F401  (pyspark present)
-
     from spark_hive_acid.compaction.hms_clean import vacuum_metastore_table
     from spark_hive_acid.exceptions import StorageError
     from spark_hive_acid.spark.datasource import HiveAcidDataSource
