@@ -54,6 +54,8 @@ OPTIONS: tuple[Option, ...] = (
     _opt("validWriteIds", (READ,), "the snapshot: a Hive ValidWriteIdList string"),
     _opt("validTxns", (READ,), "a Hive ValidTxnList string (judges _vT compactor directories)"),
     _opt("includeRowId", (READ,), "add Hive's ROW__ID as a first column row__id"),
+    _opt("readLock", (READ,), "metastore reads: hold a read-only txn + SHARED_READ lock while "
+         "tasks read, so Hive's Cleaner keeps the files (docs/compaction.md)"),
     _opt("columns", (READ,), "comma-separated columns to read (Spark gives no column pruning)"),
     _opt("splitSize", (READ,), "target bytes per Spark task"),
     _opt("maxDeleteEventsInMemory", (READ,), "beyond this, delete events are streamed"),

@@ -212,10 +212,53 @@ def read_snapshot(fs: FileSystem, table_path: str) -> Optional[ValidIdList]:
 
 def read_events(fs: FileSystem, table_path: str, after_seq: int = 0) -> list[dict]:
     """Every terminal record with seq > ``after_seq``, in commit order (a damaged one raises
-    TransactionLogDamagedError: the caller would otherwise decide on a guess)."""
-    seqs = [s for s in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json") if s > after_seq]
-    return [read_event(fs, table_path, seq, EVENT_WRITE_GRACE_S if seq == seqs[-1] else 0.0)
-            for seq in seqs]
+    TransactionLogDamagedError: the caller would otherwise decide on a guess). Records folded
+    into the newest checkpoint come from it, without their ``cumulative`` field."""
+    for attempt in range(_CHECKPOINT_RETRIES):
+        cp = latest_checkpoint(fs, table_path)
+        cp_seq = int(cp["seq"]) if cp else 0
+        folded = [e for e in (cp or {}).get("events", []) if e["seq"] > after_seq]
+        seqs = [s for s in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+                if s > max(after_seq, cp_seq)]
+        try:
+            return folded + [read_event(fs, table_path, seq,
+                                        EVENT_WRITE_GRACE_S if seq == seqs[-1] else 0.0)
+                             for seq in seqs]
+        except TransactionLogDamagedError:
+            newer = latest_checkpoint(fs, table_path)
+            if attempt == _CHECKPOINT_RETRIES - 1 or not newer or int(newer["seq"]) <= cp_seq:
+                raise  # not a record a concurrent checkpoint folded away: really damaged
+    raise AssertionError("unreachable")
+
+
+# --- checkpoints ----------------------------------------------------------------------------------
+#: ``checkpoints/<seq>.json``: every terminal record up to ``seq`` (minus ``cumulative``) and the
+#: allocation records of their write ids, written by ``txn.logmaint.checkpoint_log`` before it
+#: removes those files; so the log keeps a bounded number of files and every record's content.
+_CHECKPOINTS = "checkpoints"
+_CHECKPOINT_RETRIES = 5
+
+
+def latest_checkpoint(fs: FileSystem, table_path: str) -> Optional[dict]:
+    """The newest checkpoint, or None. A checkpoint is created whole (``create_exclusive``), so
+    one that cannot be read is damaged: TransactionLogDamagedError (the records it folded are
+    gone from ``events/``)."""
+    for _ in range(_CHECKPOINT_RETRIES):
+        seqs = _numbered(fs, _sub(fs, table_path, _CHECKPOINTS), ".json")
+        if not seqs:
+            return None
+        path = _sub(fs, table_path, _CHECKPOINTS, f"{seqs[-1]:019d}.json")
+        if not fs.exists(path):
+            continue  # replaced by a newer one meanwhile
+        try:
+            return decode_record(fs.read_bytes(path))
+        except StorageError:
+            continue
+        except ValueError as e:
+            raise TransactionLogDamagedError(
+                f"Transaction log checkpoint {path} of {table_path} is damaged: {e}. It holds the "
+                "commit records folded into it; restore it from a backup.") from None
+    return None
 
 
 def history(fs: FileSystem, table_path: str) -> list[dict]:
@@ -224,8 +267,10 @@ def history(fs: FileSystem, table_path: str) -> list[dict]:
     if state is None:
         return []
     by_id: dict[int, dict] = {}
-    for w in state.allocated:
-        rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
+    cp = latest_checkpoint(fs, table_path)
+    folded = {int(w): rec for w, rec in (cp or {}).get("allocations", {}).items()}
+    for w in state.allocated | folded.keys():
+        rec = folded.get(w) or _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json")) or {}
         by_id[w] = {"writeId": w, "state": state.state_of(w), "operation": rec.get("operation"),
                     "startedAt": rec.get("startedAt"), "finishedAt": None, "partitions": [],
                     "metrics": {}, "reason": None}
@@ -233,9 +278,44 @@ def history(fs: FileSystem, table_path: str) -> list[dict]:
         if ev["seq"] > state.seq:
             continue
         entry = by_id.setdefault(ev["writeId"], {"writeId": ev["writeId"]})
+        entry.setdefault("state", ev.get("state"))
         entry.update({"finishedAt": ev.get("time"), "partitions": ev.get("partitions", []),
                       "metrics": ev.get("metrics", {}), "reason": ev.get("reason"),
                       "operation": ev.get("operation") or entry.get("operation")})
     return sorted(by_id.values(), key=lambda e: -e["writeId"])
 
 
+
+
+# --- compaction installs ---------------------------------------------------------------------------
+#: ``installs/<W>.json`` lists the (staged, final) directory renames of compaction W's output;
+#: ``installs/<W>.done`` appears once all of them are done. Readers hide the final directories of
+#: an install without ``.done`` (txn.committer.commit_compaction; read.listing.list_table).
+_INSTALLS = "installs"
+INSTALL_SUFFIX, INSTALL_DONE_SUFFIX = ".json", ".done"
+
+
+def install_names(fs: FileSystem, table_path: str) -> frozenset[str]:
+    """The names in ``installs/`` (one listing; empty when there is none)."""
+    try:
+        return frozenset(c.name for c in fs.list_dir(_sub(fs, table_path, _INSTALLS)))
+    except (PathNotFoundError, StorageError):
+        return frozenset()
+
+
+def install_record(fs: FileSystem, table_path: str, name: str) -> Optional[dict]:
+    return _read_json(fs, _sub(fs, table_path, _INSTALLS, name))
+
+
+def installs_in_progress(fs: FileSystem, table_path: str, names: frozenset[str]
+                         ) -> dict[int, dict]:
+    """``{W: record}`` of the installs named in ``names`` that have no ``.done`` yet."""
+    out = {}
+    for n in names:
+        if n.endswith(INSTALL_SUFFIX):
+            stem = n[: -len(INSTALL_SUFFIX)]
+            if stem.isdigit() and stem + INSTALL_DONE_SUFFIX not in names:
+                rec = install_record(fs, table_path, n)
+                # unreadable while being written: its renames have not started
+                out[int(stem)] = rec or {"pairs": []}
+    return out

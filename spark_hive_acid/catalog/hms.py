@@ -150,6 +150,12 @@ class MetastoreTable(TableRef):
     def reader_options(self) -> dict[str, str]:
         return dict(self.options)
 
+    def txn_high_watermark(self) -> int:
+        """The metastore's global transaction high watermark now (what a compaction records
+        with its install: ``txn.committer.commit_compaction``)."""
+        with self.client() as c:
+            return c.get_open_txns_info().high_watermark
+
     def history(self) -> list[dict[str, Any]]:
         """One entry per write id found in the table's directories, newest first (the metastore
         keeps no per-table history; see :mod:`.dir_history`)."""

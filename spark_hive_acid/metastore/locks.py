@@ -37,6 +37,7 @@ class Operation(str, enum.Enum):
     UPDATE = "update"
     DELETE = "delete"
     MERGE = "merge"
+    COMPACT = "compact"  # a compaction: rewrites, changes no row, allocates no write id
 
     @classmethod
     def _missing_(cls, value: object) -> Optional["Operation"]:
@@ -53,6 +54,10 @@ class Operation(str, enum.Enum):
     def is_write(self) -> bool:
         return self is not Operation.READ
 
+    @property
+    def allocates_write_id(self) -> bool:
+        return self.is_write and self is not Operation.COMPACT
+
 
 # operation -> (LockType name, DataOperationType name)
 _LOCKS = {
@@ -62,6 +67,9 @@ _LOCKS = {
     Operation.UPDATE: ("SHARED_WRITE", "UPDATE"),
     Operation.DELETE: ("SHARED_WRITE", "DELETE"),
     Operation.MERGE: ("SHARED_WRITE", "UPDATE"),
+    # a compaction blocks no writer (Hive's compactor takes no lock at all in 2.3/3.1); a SHARED_READ
+    # lock keeps an INSERT OVERWRITE (EXCLUSIVE) from replacing what it reads meanwhile
+    Operation.COMPACT: ("SHARED_READ", "SELECT"),
 }
 
 
@@ -102,10 +110,24 @@ def lock_specs(operation: Operation | str, table: TableInfo,
     if partitions:
         specs = [LockSpec(lock_type, op_type, table.db, table.name, p) for p in partitions]
     else:
-        dynamic = op.is_write and table.is_partitioned
+        dynamic = op.allocates_write_id and table.is_partitioned
         specs = [LockSpec(lock_type, op_type, table.db, table.name, None, dynamic)]
     specs += [LockSpec("SHARED_READ", "SELECT", t.db, t.name) for t in read_tables]
+    if op is Operation.COMPACT:
+        specs.append(compaction_claim(table))
     return specs
+
+
+#: Suffix of the name a compaction's claim lock is taken on (no such table exists).
+COMPACTION_CLAIM_SUFFIX = "__hiveacid_compaction"
+
+
+def compaction_claim(table: TableInfo) -> LockSpec:
+    """An EXCLUSIVE lock that only compactions take, on a name beside the table's: two
+    compactions of one table conflict in Hive's own lock manager (Hive 2.3 has no compaction
+    write set, and a lock on the table itself strong enough would also stop UPDATE and DELETE).
+    The metastore accepts locks on names that are not tables."""
+    return LockSpec("EXCLUSIVE", "SELECT", table.db, table.name + COMPACTION_CLAIM_SUFFIX)
 
 
 def data_operation_type(operation: Operation | str) -> str:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
+from ..acid.logstate import install_names, install_record, installs_in_progress
 from ..acid.names import ParsedDir, is_hidden, parse_acid_dir, parse_bucket_file
 from ..acid.partitions import DEFAULT_PARTITION, unescape, unescape_value
 from ..acid.snapshot import ValidIdList
@@ -18,6 +19,8 @@ log = logging.getLogger(__name__)
 
 _PARTITION_RE = re.compile(r"^([^=]+)=(.*)$")
 LIST_THREADS = 16
+#: Listings retried when a compaction's install began or ended while they ran.
+INSTALL_RETRIES = 5
 
 
 @dataclass
@@ -118,15 +121,16 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
 
     ``known_partitions`` (names, [(location, raw values)]) comes from a metastore; without it the
     partitions are discovered from ``k=v`` directory names below the table."""
-    if known_partitions is not None:
-        names, leaves = known_partitions
-        listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
-                                    missing_ok=True) if leaves else {}
-        children_by_leaf = {p: listed[p] for p, _ in leaves}
-    else:
+    def listing():
+        if known_partitions is not None:
+            names, leaves = known_partitions
+            listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
+                                        missing_ok=True) if leaves else {}
+            return names, leaves, {p: listed[p] for p, _ in leaves}
         tree = walk_partitions(fs, table_path)
-        names, leaves = tree.names, [(p, vals) for p, _, vals in tree.leaves]
-        children_by_leaf = tree.children
+        return tree.names, [(p, vals) for p, _, vals in tree.leaves], tree.children
+
+    names, leaves, children_by_leaf = listing_without_installs(fs, table_path, listing)
     listings: list[PartitionListing] = []
     for leaf_path, raw_values in leaves:
         state = select_acid_state(fs, children_by_leaf[leaf_path], write_ids, txns,
@@ -146,6 +150,41 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
         for d in ([st.base] if st.base else []) + st.deltas + st.delete_deltas:
             pl.dir_files[d.path] = dir_files[d.path]
     return names, listings
+
+
+def listing_without_installs(fs: FileSystem, table_path: str, listing):
+    """``listing()`` (-> names, leaves, {leaf: children}) with the output directories of
+    compactions still being installed left out, so a reader sees a compaction's directories all
+    at once or not at all (``acid.logstate`` installs; ``txn.committer.commit_compaction``).
+
+    The ``installs/`` names are read before and after the listing: a name that appeared in
+    between means an install began or ended while the listing ran, which may have seen half of it;
+    the listing is then taken again (``INSTALL_RETRIES`` times, after which the directories of
+    those installs are left out too)."""
+    before = install_names(fs, table_path)
+    result = listing()
+    after = install_names(fs, table_path)
+    fresh = after - before
+    for _ in range(INSTALL_RETRIES):
+        if not fresh:
+            break
+        before = after
+        result = listing()
+        after = install_names(fs, table_path)
+        fresh = after - before
+    if not after:
+        return result
+    hide = {str(final).rstrip("/") for rec in installs_in_progress(fs, table_path, after).values()
+            for _, final in rec.get("pairs", [])}
+    if fresh:  # still moving after the retries: leave out everything those installs touch
+        stems = {n.split(".")[0] for n in fresh}
+        hide.update(str(final).rstrip("/") for n in stems
+                    for _, final in (install_record(fs, table_path, n + ".json") or {}).get("pairs", []))
+    if not hide:
+        return result
+    names, leaves, children = result
+    return names, leaves, {leaf: [c for c in ch if c.path.rstrip("/") not in hide]
+                           for leaf, ch in children.items()}
 
 
 def data_files_of_dir(fs: FileSystem, d: ParsedDir, children: list[FileStatus],

@@ -255,21 +255,27 @@ def _with_row_offset(fs: FileSystem, s: FileSlice, offsets: dict[int, int]) -> F
     return FileSlice(**{**s.__dict__, "row_offset": start})
 
 
+def _stripes(fs: FileSystem, path: str) -> list[tuple[int, int, int]]:
+    """(offset, length, first row) of each stripe of an ORC file."""
+    import pyorc  # stripe boundaries: pyarrow does not expose them without reading
+
+    try:
+        with fs.open_input(path) as fh:
+            reader = pyorc.Reader(fh)
+            out = []
+            for i in range(reader.num_of_stripes):
+                st = reader.read_stripe(i)
+                out.append((st.bytes_offset, st.bytes_length, st.row_offset))
+            return out
+    except Exception as e:  # noqa: BLE001 - pyorc raises several unrelated types
+        raise CorruptFileError(f"Cannot read the stripes of ORC file {path}: {e}") from e
+
+
 def _split_by_stripes(fs: FileSystem, s: FileSlice, split_bytes: int) -> list[FileSlice]:
     """Split a file larger than ``split_bytes`` into stripe ranges of about that size."""
     if s.size <= split_bytes or s.file_format != "orc":
         return [s]
-    import pyorc  # stripe boundaries: pyarrow does not expose them without reading
-
-    try:
-        with fs.open_input(s.path) as fh:
-            reader = pyorc.Reader(fh)
-            stripes = []
-            for i in range(reader.num_of_stripes):
-                st = reader.read_stripe(i)
-                stripes.append((st.bytes_offset, st.bytes_length, st.row_offset))
-    except Exception as e:  # noqa: BLE001 - pyorc raises several unrelated types
-        raise CorruptFileError(f"Cannot read the stripes of ORC file {s.path}: {e}") from e
+    stripes = _stripes(fs, s.path)
     out: list[FileSlice] = []
     first, acc = 0, 0
     for i, (_, length, _) in enumerate(stripes):
@@ -278,4 +284,31 @@ def _split_by_stripes(fs: FileSystem, s: FileSlice, split_bytes: int) -> list[Fi
             out.append(FileSlice(**{**s.__dict__, "first_stripe": first, "end_stripe": i + 1,
                                     "first_row": stripes[first][2], "size": acc}))
             first, acc = i + 1, 0
+    return out
+
+
+def balance_slices(fs: FileSystem, slices: list[FileSlice], target: int) -> list[FileSlice]:
+    """Slices larger than ``target`` bytes cut again into stripe ranges of at most about
+    ``target`` (a range never splits a stripe), so that a table of few big files (one compacted
+    base) still gives every core a task of similar size."""
+    out: list[FileSlice] = []
+    for s in slices:
+        if s.size <= target or s.file_format != "orc" or s.flush_length is not None:
+            out.append(s)
+            continue
+        stripes = _stripes(fs, s.path)
+        end = s.end_stripe if s.end_stripe is not None else len(stripes)
+        if end - s.first_stripe < 2:
+            out.append(s)  # one stripe (or none): nothing to cut
+            continue
+        first, acc = s.first_stripe, 0
+        for i in range(s.first_stripe, end):
+            length = stripes[i][1]
+            if acc and acc + length > target:
+                out.append(FileSlice(**{**s.__dict__, "first_stripe": first, "end_stripe": i,
+                                        "first_row": stripes[first][2], "size": acc}))
+                first, acc = i, 0
+            acc += length
+        out.append(FileSlice(**{**s.__dict__, "first_stripe": first, "end_stripe": end,
+                                "first_row": stripes[first][2], "size": acc}))
     return out

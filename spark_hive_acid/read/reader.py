@@ -36,6 +36,7 @@ from .plan import INSERT_ONLY, DeleteFile, FileSlice, ReadTask
 log = logging.getLogger(__name__)
 
 ASSEMBLY_ROWS = 256 * 1024  # rows per yielded batch at most
+_UNIT_RANK = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
 ROW_ID_TYPE = pa.struct([pa.field("writeId", pa.int64()), pa.field("bucketId", pa.int32()),
                          pa.field("rowId", pa.int64())])
@@ -391,7 +392,10 @@ class TaskReader:
                 "Read the other columns with option 'columns'.")
         try:
             if pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(target):
-                return arr.cast(target, safe=False)  # Hive's nanoseconds -> Spark's microseconds
+                # Hive's nanoseconds -> Spark's microseconds: drop the digits; the other way
+                # (compaction keeps nanoseconds) a value out of the finer range must fail
+                finer = _UNIT_RANK[target.unit] > _UNIT_RANK[arr.type.unit]
+                return arr.cast(target, safe=finer)
             return arr.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise SchemaMismatchError(

@@ -19,7 +19,7 @@ from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTyp
 from ..io.registry import get_filesystem
 from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
-from .plan import ReadTask, TablePlan, plan_table
+from .plan import balance_slices, ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
 from .time_travel import check_table_name, resolve as time_travel
 
@@ -146,6 +146,7 @@ class TableScan:
             known_partitions=known_partitions)
         self.data_columns = self._data_columns()
         self.partition_columns = self._partition_columns()
+        self._balanced: Optional[int] = None  # the target tasks() last cut big slices to
 
     # --- schema ---------------------------------------------------------------------------------
     def _data_columns(self) -> list[Column]:
@@ -239,7 +240,14 @@ class TableScan:
         )
 
     def tasks(self, min_tasks: Optional[int] = None) -> list[ReadTask]:
-        return self.plan.tasks(self.options.split_bytes, min_tasks or (os.cpu_count() or 2))
+        min_tasks = min_tasks or (os.cpu_count() or 2)
+        total = sum(s.size for s in self.plan.slices)
+        target = max(1, min(self.options.split_bytes, -(-total // min_tasks)))
+        if target < self.options.split_bytes and self._balanced != target:
+            # fewer bytes than splitSize per core: cut big files so that every core gets a task
+            self.plan.slices = balance_slices(self.fs, self.plan.slices, target)
+            self._balanced = target
+        return self.plan.tasks(self.options.split_bytes, min_tasks)
 
     def to_arrow(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
         cols = self.default_columns() if columns is None else \

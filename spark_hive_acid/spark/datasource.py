@@ -9,11 +9,13 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
+from .. import options as opt
 from ..exceptions import InvalidOptionError
 from ..read.plan import ReadTask
 from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..read.scan import TableScan
+from ..txn.hms_read import ReadLease
 from ._compat import pushdown_enabled
 from .sql_route import ROUTE, refuse_catalog_table
 from .writer import HiveAcidArrowWriter, create_writer
@@ -61,7 +63,12 @@ class HiveAcidDataSource(DataSource):
     def _scan(self) -> TableScan:
         scan = getattr(self, "_cached_scan", None)
         if scan is None:
-            scan = TableScan(self._named())
+            options = self._named()
+            lower = {k.lower(): v for k, v in options.items()}
+            if lower.get("table") and opt.get_bool(lower, "readLock", False):
+                # before the snapshot and the listing: a clean must wait for this read
+                self._lease = ReadLease.open(lower)
+            scan = TableScan(options)
             self._cached_scan = scan
         return scan
 
@@ -73,9 +80,10 @@ class HiveAcidDataSource(DataSource):
 
     def reader(self, schema: StructType) -> "DataSourceReader":
         scan = self._scan()
-        if pushdown_enabled():
-            return HiveAcidPushdownReader(scan, schema)
-        return HiveAcidReader(scan, schema)
+        cls = HiveAcidPushdownReader if pushdown_enabled() else HiveAcidReader
+        reader = cls(scan, schema)
+        reader.lease = getattr(self, "_lease", None)
+        return reader
 
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
         return create_writer(self._named(), schema, overwrite)
@@ -95,6 +103,7 @@ class HiveAcidReader(DataSourceReader):
         self.scan = scan
         self.fs = scan.fs
         self.conds: list = []
+        self.lease: Optional[ReadLease] = None  # metastore reads with readLock=true
         self._make_spec()
 
     def _make_spec(self) -> None:
@@ -134,6 +143,8 @@ class HiveAcidReader(DataSourceReader):
         if task is None:  # Spark turns an empty partition list into [InputPartition(None)]
             return iter(())
         batches = TaskReader(self.fs, self.spec).read(task)
+        if self.lease is not None:
+            batches = _beating(batches, self.lease.task_heartbeat())
         if self.count_rows:
             return iter([self._row_count(sum(b.num_rows for b in batches))])
         return batches
@@ -145,6 +156,14 @@ class HiveAcidReader(DataSourceReader):
         state = dict(self.__dict__)
         state.pop("scan", None)  # executors need only the spec, the fs and their task
         return state
+
+
+def _beating(batches: Iterator[pa.RecordBatch], beat) -> Iterator[pa.RecordBatch]:
+    """The batches, heartbeating the read lease before the first and between them."""
+    beat.maybe()
+    for b in batches:
+        yield b
+        beat.maybe()
 
 
 class HiveAcidPushdownReader(HiveAcidReader):

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from .. import options as opt
 from ..catalog import MetastoreTable, PathTable, TableRef
 from ..catalog.detail import is_acid_table_dir
+from ..acid.partitions import partition_name, value_string
 from ..catalog.hms import create_table
 from ..exceptions import InvalidOptionError
 from ..metastore.model import CompactionRequestResult, TableInfo
@@ -358,6 +359,46 @@ class HiveAcidTable:
                                      "table keeps its transactions in the metastore")
         return self._ref.repair_log(writeId, state)
 
+    def compact(self, kind: str = "major", partitions: Optional[Sequence[Any]] = None) -> dict:
+        """Compact the table now, in Spark tasks (one per output file): ``"major"`` (one
+        ``base_H`` of the live rows per partition) or ``"minor"`` (the deltas merged into
+        ``delta_a_b`` + ``delete_delta_a_b``), as Hive's compactor writes them (docs/compaction.md).
+        ``partitions``: names (``"p=1/q=a"``) or dicts (``{"p": 1, "q": "a"}``); default all.
+        Returns the metrics (partitions, directories/files/bytes before and after, rows, events
+        dropped, write id range, duration). Readers and writers keep working meanwhile; obsolete
+        directories stay until :meth:`vacuum`."""
+        from ..compaction.runner import compact
+        from .compaction import spark_runner
+
+        names = None if partitions is None else [_partition_name(p) for p in partitions]
+        return compact(self._ref, kind, names, spark_runner(self._spark))
+
+    def compactIfNeeded(self) -> dict:
+        """Apply Hive's Initiator rules per partition (more than 10 delta directories -> minor;
+        delta/base size above 0.1 -> major; table properties ``compactorthreshold.*`` and
+        ``no_auto_compaction`` as Hive reads them) and run the compactions they call for. Returns
+        ``{"decisions": [...], "major": metrics or None, "minor": metrics or None}``."""
+        from ..compaction.runner import compact_if_needed
+        from .compaction import spark_runner
+
+        return compact_if_needed(self._ref, spark_runner(self._spark))
+
+    def vacuum(self, retentionHours: float = 168.0, dryRun: bool = False) -> dict:
+        """Remove the directories compaction (or a newer base) made obsolete once they have been
+        hidden for ``retentionHours`` (the bound on how long a read may run), aborted directories,
+        and staging left by killed writers; also checkpoints a path-mode table's log. Tables of a
+        metastore follow Hive's Cleaner rule besides (no transaction or lock older than the
+        compaction still open). ``dryRun=True`` only lists them. Returns what was (or would be)
+        removed and what was kept (docs/compaction.md)."""
+        from ..compaction.cleaner import vacuum
+
+        if not isinstance(self._ref, PathTable):
+            from ..compaction.hms_clean import vacuum_metastore_table
+
+            return vacuum_metastore_table(self._ref, retentionHours, dryRun)
+        return vacuum(self._ref.fs, self._ref.path, retention_hours=retentionHours,
+                      dry_run=dryRun).to_json()
+
     def requestCompaction(self, kind: str = "major", partition: Any = None
                           ) -> CompactionRequestResult:
         """Queue a ``major`` or ``minor`` compaction in the metastore (of ``partition`` for a
@@ -378,3 +419,12 @@ class HiveAcidTable:
         schema = ("id long, partition string, type string, state string, workerId string, "
                   "startMs long, runAs string, highestTxnId long, endMs long")
         return self._spark.createDataFrame(rows, schema)
+
+
+def _partition_name(p: Any) -> str:
+    """``"p=1/q=a"`` as given, or the Hive directory name of ``{"p": 1, "q": "a"}``."""
+    if isinstance(p, str):
+        return p.strip("/")
+    if isinstance(p, Mapping):
+        return partition_name(list(p), [value_string(v) for v in p.values()])
+    raise InvalidOptionError(f"Partition {p!r}: give a name like 'p=1' or a dict like {{'p': 1}}")

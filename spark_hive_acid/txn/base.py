@@ -39,6 +39,7 @@ class WriteSet:
     static_overwrite: bool = False  # an INSERT OVERWRITE of the whole table
     reads_table: bool = False  # built from rows it read at its snapshot (DELETE/UPDATE/MERGE)
     inserts_unmatched: bool = False  # a MERGE inserting rows that no target row matched
+    compacted: frozenset[str] = frozenset()  # partitions a compaction rewrites (rows unchanged)
 
     @property
     def touched(self) -> frozenset[str]:
@@ -47,13 +48,15 @@ class WriteSet:
     def to_json(self) -> dict:
         return {"inserted": sorted(self.inserted), "deleted": sorted(self.deleted),
                 "overwritten": sorted(self.overwritten), "staticOverwrite": self.static_overwrite,
-                "readsTable": self.reads_table, "insertsUnmatched": self.inserts_unmatched}
+                "readsTable": self.reads_table, "insertsUnmatched": self.inserts_unmatched,
+                **({"compacted": sorted(self.compacted)} if self.compacted else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "WriteSet":
         return cls(frozenset(d.get("inserted", ())), frozenset(d.get("deleted", ())),
                    frozenset(d.get("overwritten", ())), bool(d.get("staticOverwrite")),
-                   bool(d.get("readsTable")), bool(d.get("insertsUnmatched")))
+                   bool(d.get("readsTable")), bool(d.get("insertsUnmatched")),
+                   frozenset(d.get("compacted", ())))
 
 
 class CommitOutcome(Protocol):

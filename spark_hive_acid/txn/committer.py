@@ -23,12 +23,15 @@ from typing import Iterable, Optional, Sequence
 from ..acid.names import parse_acid_dir
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
+from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.staging import remove_staging
 from ..write.task_writer import StagedFile, TableSpec
-from .base import DML_OPERATIONS, Transaction, WriteSet
+from .logmaint import begin_install, end_install
+from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
 
 log = logging.getLogger(__name__)
+COMPACTION_STAGING_SUFFIX = "-compaction"
 
 
 def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
@@ -97,3 +100,74 @@ def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequ
     if not replace_all:
         return []
     return [p for p in txn.existing_partitions(fs, len(table.partition_names)) if p not in written]
+
+
+def remove_quietly(fs: FileSystem, path: str) -> None:
+    """Remove a directory tree; a failure is logged, never raised (cleanup must not hide the
+    real outcome)."""
+    try:
+        fs.delete(path, recursive=True)
+    except Exception as e:  # noqa: BLE001
+        log.warning("could not remove %s: %s", path, e)
+
+
+def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
+    """Where a compaction stages its output: beside the write staging directory, which a
+    transaction's commit removes, because this one must outlive the commit until the renames."""
+    return staging_dir(fs, table_path, write_id) + COMPACTION_STAGING_SUFFIX
+
+
+def compaction_id(txn: Transaction) -> int:
+    """What names a compaction's staging and install records: its write id in path mode; in a
+    metastore, where a compaction allocates no write id, its txn id."""
+    return txn.write_id if txn.write_id is not None else int(txn.ids()["txnId"])
+
+
+def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
+                      installs: Sequence[tuple[str, str]], compacted: Sequence[str],
+                      txn_high_watermark=None) -> list[str]:
+    """Commit a compaction and make its output visible: the compaction-shaped commit of the one
+    protocol (``docs/compaction.md``).
+
+    A compaction changes no row, so its directories are not published under the transaction's
+    write id (which no directory of it carries): ``txn.commit`` runs first, with a write set that
+    makes two compactions of one partition conflict (the second fails, nothing of it stays);
+    then each staged directory is renamed into place (``installs``: (staged, final) pairs),
+    announced first in the log's ``installs/`` so that readers see all of them or none (a minor
+    compaction's two directories are not one rename; ``read.listing.listing_without_installs``).
+    ``txn_high_watermark()`` (metastore mode) gives the global txn high watermark just after the
+    commit, recorded with the install: a transaction at or below it may have planned a read
+    before the output existed (vacuum's rule, ``compaction.hms_clean``). If a final directory
+    already exists (a compaction of the same snapshot made it, or a dead one half-installed it,
+    hidden until its install is finished), nothing of this one is installed. A crash between the
+    commit and the last rename leaves the table as before for readers; the next compaction or
+    vacuum finishes the renames (``logmaint.finish_interrupted_installs``). The staging directory
+    is removed only once the install is done. Returns the directories installed."""
+    try:
+        txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
+    except BaseException as e:
+        if not txn.commit_state_unknown:
+            try:
+                txn.abort(f"compaction commit failed: {type(e).__name__}: {e}")
+            except Exception as e2:  # noqa: BLE001 - the original error matters more
+                log.error("Could not abort compaction %d: %s", compaction_id(txn), e2)
+            remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+        raise
+    installed: list[str] = []
+    existing = [f for _, f in installs if fs.exists(f)]
+    if existing:
+        # made by a compaction of the same snapshot, or half-installed by a dead one (hidden
+        # until that install is finished): installing the rest could show half of either
+        log.warning("%s already exist(s): this compaction's output is not installed (another "
+                    "compaction made it, or its unfinished install is completed later)", existing)
+    elif installs:
+        extra = {} if txn_high_watermark is None else {"txnHighWatermark": txn_high_watermark()}
+        # readers hide them until the end
+        begin_install(fs, table_path, compaction_id(txn), installs, **extra)
+        for staged, final in installs:
+            fs.rename(staged, final)
+            installed.append(final)
+        end_install(fs, table_path, compaction_id(txn))
+    remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+    log.info("Compaction %s committed on %s: %s", txn.ids(), table_path, outcome.metrics)
+    return installed

@@ -24,7 +24,9 @@ id, not only on which commits first.
    anywhere: one of those may carry a key the MERGE decided was absent (two upserts of one new key
    would both insert it);
 7. both overwrite, and either replaces the whole table or they replace a common partition (Hive
-   serialises INSERT OVERWRITE with an exclusive lock).
+   serialises INSERT OVERWRITE with an exclusive lock);
+8. both compact a common partition (one compaction of a partition at a time, as Hive's compaction
+   queue allows; a compaction changes no rows, so it conflicts with nothing else).
 
 Appends never conflict with appends, nor with DELETE/UPDATE/MERGE that do not insert unmatched
 rows (an append is not computed from what it read). Every rule is symmetric in what the two
@@ -80,6 +82,8 @@ def conflict(t: WriteSet, t_write_id: int, e: WriteSet, e_write_id: int) -> Opti
     if t_over and e_over and (t.static_overwrite or e.static_overwrite
                               or t.overwritten & e.overwritten):
         return "both overwrite the same partitions"
+    if t.compacted & e.compacted:
+        return f"both compacted partition(s) {_some(t.compacted & e.compacted)}"
     return None
 
 

@@ -44,6 +44,7 @@ from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, Tas
 log = logging.getLogger(__name__)
 
 DEFAULT_LOCK_TIMEOUT_S = 300.0
+COMPACTION_LOCK_WAIT_S = 2.0  # how long a compaction waits for its locks
 MIN_HEARTBEAT_INTERVAL_S = 0.05
 
 
@@ -125,6 +126,8 @@ class HmsTransaction(Transaction):
         self._partition_args = list(partitions) if partitions else None
         self._read_table_names = list(read_tables)
         self.lock_timeout = float(lock_timeout)
+        if self.operation is Operation.COMPACT:  # another compaction running: fail, do not queue
+            self.lock_timeout = min(self.lock_timeout, COMPACTION_LOCK_WAIT_S)
         self.heartbeat_interval = heartbeat_interval
         self.owns_client = owns_client
         self.options = opt.lowered(options)
@@ -164,7 +167,7 @@ class HmsTransaction(Transaction):
                      self.full_name)
             self._start_heartbeat()
             self.write_id = (self.client.allocate_write_id(self.txn_id, self.db, self.tbl)
-                             if self.operation.is_write else None)
+                             if self.operation.allocates_write_id else None)
             self._acquire_lock()
         except BaseException as e:
             if self.state == "open":
@@ -277,9 +280,12 @@ class HmsTransaction(Transaction):
         return self._keeper.error if self._keeper is not None else None
 
     def read_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
-        """``(write_ids, txns)`` as this transaction sees the table (its own writes are valid)."""
+        """``(write_ids, txns)`` as this transaction sees the table (its own writes are valid; a
+        compaction, which writes under no write id, sees itself as open: on Hive 2 write ids are
+        txn ids, and its high watermark must stay below its own)."""
         self._require_open("read a snapshot")
-        return self.client.read_snapshot(self.db, self.tbl, current_txn=self.txn_id)
+        own = None if self.operation is Operation.COMPACT else self.txn_id
+        return self.client.read_snapshot(self.db, self.tbl, current_txn=own)
 
     def add_partitions(self, partitions: Sequence[Mapping[str, Any] | Sequence[Any] | str],
                        locations: Optional[Sequence[Optional[str]]] = None

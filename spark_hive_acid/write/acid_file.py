@@ -96,6 +96,7 @@ class AcidFileWriter:
         # Delete files read their stripes' last keys back on close instead: keeping every key
         # would cost 20 bytes an event, and a delete file may hold tens of millions.
         self._insert_runs: list[tuple[int, int, int, int]] = []
+        self._keyed = False  # events written with their own keys (write_events): read keys back
         self._closed = False
 
     @property
@@ -127,8 +128,9 @@ class AcidFileWriter:
         self.inserts += n
 
     def write_deletes(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
-                      row_ids: np.ndarray, write_id: int) -> None:
-        """Append delete events (sorted by the caller) made by write id ``write_id``."""
+                      row_ids: np.ndarray, write_id: "int | np.ndarray") -> None:
+        """Append delete events (sorted by the caller) made by write id ``write_id`` (or, when
+        compaction copies events of several writes, one currentTransaction per event)."""
         n = len(row_ids)
         if n == 0:
             return
@@ -137,15 +139,40 @@ class AcidFileWriter:
         owid = np.asarray(original_write_ids, dtype=np.int64)
         bp = np.asarray(bucket_properties, dtype=np.int32)
         rid = np.asarray(row_ids, dtype=np.int64)
+        cur = np.asarray(write_id, dtype=np.int64)
+        cur = np.full(n, int(cur), dtype=np.int64) if cur.ndim == 0 else cur
         children = [pa.nulls(n, f.type) for f in self.row_type]
         row = pa.StructArray.from_arrays(children, fields=list(self.row_type),
                                          mask=pa.array(np.ones(n, dtype=bool)))
         batch = pa.RecordBatch.from_arrays([
             pa.array(np.full(n, DELETE, dtype=np.int32)), pa.array(owid), pa.array(bp),
-            pa.array(rid), pa.array(np.full(n, write_id, dtype=np.int64)), row,
+            pa.array(rid), pa.array(cur), row,
         ], schema=self.schema)
         self._writer.write(pa.Table.from_batches([batch]))
         self.deletes += n
+
+    def write_keyed_inserts(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
+                            row_ids: np.ndarray, rows: pa.RecordBatch | pa.Table) -> None:
+        """Append insert events that keep their own ROW__ID (compaction: each row stays
+        ``(owid, bp, rowId)`` with currentTransaction = owid, as Hive's compactor writes it).
+        The caller passes them sorted by (owid, bp, rowId)."""
+        n = len(row_ids)
+        if n == 0:
+            return
+        if self.deletes:
+            raise InvalidOptionError("An ACID file holds either insert or delete events, not both")
+        if isinstance(rows, pa.Table):
+            rows = rows.combine_chunks().to_batches()[0]
+        owid = pa.array(np.asarray(original_write_ids, dtype=np.int64))
+        batch = pa.RecordBatch.from_arrays([
+            pa.array(np.zeros(n, dtype=np.int32)), owid,
+            pa.array(np.asarray(bucket_properties, dtype=np.int32)),
+            pa.array(np.asarray(row_ids, dtype=np.int64)), owid,
+            pa.StructArray.from_arrays(rows.columns, fields=list(self.row_type)),
+        ], schema=self.schema)
+        self._writer.write(pa.Table.from_batches([batch]))
+        self._keyed = True
+        self.inserts += n
 
     def _insert_key_at(self, index: int) -> tuple[int, int, int]:
         """The (owid, bp, rowId) key of the insert event at file position ``index``."""
@@ -159,7 +186,7 @@ class AcidFileWriter:
         with open(self._local_path, "rb") as fh:
             r = pyorc.Reader(fh, column_names=("originalTransaction", "bucket", "rowId"))
             stripes = [r.read_stripe(i) for i in range(r.num_of_stripes)]
-            if not self.deletes:
+            if not self.deletes and not self._keyed:
                 ends = np.cumsum([len(s) for s in stripes])
                 return [self._insert_key_at(int(e) - 1) for e in ends if self.inserts]
             out = []

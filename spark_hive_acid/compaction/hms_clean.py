@@ -1,0 +1,103 @@
+"""``vacuum`` of a table named in a Hive Metastore: Hive's Cleaner rule, then the retention.
+
+What the current snapshot's ``getAcidState`` calls obsolete in a partition goes only when
+
+* what hides it (a base or compacted delta) was installed by a compaction of ours, whose install
+  record (``txn.committer.commit_compaction``) holds the global txn high watermark C just after
+  its commit: no transaction still open has an id <= C, and no lock on the table is held by a
+  transaction <= C (or, without a transaction, was acquired before the install), so no reader
+  that could have planned before the output existed is still running (Hive 3's Cleaner waits
+  for such locks, Hive 4's for such transactions); and the install is ``retention_hours`` old;
+* or, when the hider is unknown (written by Hive, or by an INSERT OVERWRITE), only with
+  ``retention_hours=0`` and no open transaction or lock on the table at all.
+
+Aborted directories go at once (no snapshot reads an aborted transaction's files). Leftover
+staging of a killed compaction is not removed here (its age is not known without a log).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Optional
+
+from ..acid.logstate import INSTALL_DONE_SUFFIX, INSTALL_SUFFIX, install_names, install_record
+from ..read.scan import TableScan
+from ..txn.logmaint import finish_interrupted_installs
+from .cleaner import VacuumResult, _size, check_retention
+
+log = logging.getLogger(__name__)
+
+
+def _installs(fs, table_path: str) -> dict[str, dict]:
+    """Final directory -> the install record of the finished compaction that created it."""
+    names = install_names(fs, table_path)
+    out = {}
+    for n in names:
+        if n.endswith(INSTALL_SUFFIX) and n[: -len(INSTALL_SUFFIX)] + INSTALL_DONE_SUFFIX in names:
+            rec = install_record(fs, table_path, n) or {}
+            for _, final in rec.get("pairs", []):
+                out[str(final).rstrip("/")] = rec
+    return out
+
+
+def _why_not(st, installs: dict[str, dict], open_ids: list[int], locks: list, now: float,
+             retention_s: float) -> Optional[str]:
+    """Why the obsolete directories of a partition must stay (None: they may go)."""
+    hiders = ([st.base] if st.base is not None else []) + [
+        d for d in st.deltas + st.delete_deltas
+        if d.statement_id < 0 or d.min_write_id != d.max_write_id]
+    for d in hiders:
+        rec = installs.get(d.path.rstrip("/"))
+        if rec is None or "txnHighWatermark" not in rec:
+            if retention_s > 0:
+                return f"{d.name} was not made by a compaction of ours: only retentionHours=0"
+            if open_ids or locks:
+                return f"{d.name} has no known age, and transactions or locks are open"
+            continue
+        c = int(rec["txnHighWatermark"])
+        if now - float(rec.get("time", 0.0)) < retention_s:
+            return f"{d.name} is younger than the retention"
+        older = [t for t in open_ids if t <= c]
+        if older:
+            return f"transaction {older[0]} is open and may read what {d.name} replaced"
+        for lk in locks:
+            if (lk.txn_id and lk.txn_id <= c) or (
+                    not lk.txn_id and (lk.acquired_ms or 0) / 1000.0 < float(rec.get("time", 0))):
+                return f"lock {lk.lock_id} (txn {lk.txn_id}) predates {d.name}"
+    return None
+
+
+def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
+                           now: Optional[float] = None) -> dict:
+    """Clean a metastore table (see the module docstring); the result as ``VacuumResult``'s
+    JSON, plus ``reasons`` (partition -> why its obsolete directories were kept)."""
+    retention_s = check_retention(retention_hours) * 3600.0
+    now = time.time() if now is None else now
+    fs, location = table.location()
+    if not dry_run:
+        finish_interrupted_installs(fs, location)
+    scan = TableScan(table.reader_options())
+    with table.client() as c:
+        open_ids = c.get_open_txns_info().open_ids
+        locks = c.show_locks(table.db, table.name)
+    installs = _installs(fs, location)
+    result = VacuumResult(dry_run)
+    reasons = {}
+    for pl in scan.plan.partitions:
+        st = pl.state
+        result.aborted.extend(st.aborted)
+        if not st.obsolete:
+            continue
+        why = _why_not(st, installs, open_ids, locks, now, retention_s)
+        if why is None:
+            result.obsolete.extend(st.obsolete)
+        else:
+            result.kept.extend(st.obsolete)
+            reasons[pl.path] = why
+    result.bytes = sum(_size(fs, p) for p in result.removed)
+    if not dry_run:
+        for p in result.removed:
+            fs.delete(p, recursive=True)
+        log.info("vacuum of %s removed %d directories/files; kept %d (%s)", table.display,
+                 len(result.removed), len(result.kept), reasons)
+    return {**result.to_json(), "reasons": reasons}

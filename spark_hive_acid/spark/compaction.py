@@ -1,0 +1,21 @@
+"""Spark glue of compaction: the units of a compaction (``compaction.plan.Unit``, one output file
+each) run as Spark tasks, one task per unit; everything else is ``spark_hive_acid.compaction``."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from pyspark.sql import SparkSession
+
+from ..compaction.plan import Unit
+from ..compaction.rewrite import UnitResult
+from ..compaction.runner import UnitContext
+
+
+def spark_runner(spark: SparkSession):
+    """A ``run_units`` for ``compaction.runner.compact`` that runs each unit as a Spark task."""
+    def run(units: Sequence[Unit], ctx: UnitContext) -> list[UnitResult]:
+        if not units:
+            return []
+        rdd = spark.sparkContext.parallelize(list(units), len(units))
+        return rdd.map(ctx.run).collect()
+    return run

@@ -1,0 +1,166 @@
+"""Compaction against a model and Hive 2.3's own reader (tests/hive_ref).
+
+Random histories of appends, overwrites, deletes, updates and merges (Spark-free writers, the one commit
+path), with minor and major compactions and vacuums at random points. After every step our read
+equals the model; every compaction keeps each row's ROW__ID and values exactly (our read with
+ROW__IDs before == after); after every compaction and vacuum Hive 2.3's reader, run on each
+partition directory with the log's snapshot, returns exactly our rows and ROW__IDs.
+Unpartitioned, partitioned + bucketed, and a table that starts with Hive-written original files.
+"""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from compaction_ops import COLUMNS, ModelTable
+from spark_hive_acid.acid.logstate import load_state
+from spark_hive_acid.exceptions import NotEnoughHistoryError
+from spark_hive_acid.acid.layout import TableLayout, save_layout
+from spark_hive_acid.io.filesystem import LocalFileSystem
+from hive_ref.fixtures import hive_ref  # noqa: F401
+
+pytestmark = pytest.mark.hive
+
+OPS = ["append", "append", "delete", "update", "merge", "overwrite", "minor", "major", "vacuum"]
+
+
+def _snapshot(table: ModelTable) -> str:
+    return load_state(table.fs, table.path).snapshot().to_string()
+
+
+def _check_old_snapshots(table: ModelTable, snapshots: list, where: str, kind: str) -> list:
+    """Every earlier snapshot reads as it did, or, after a major compaction, may be refused with
+    ACID_NOT_ENOUGH_HISTORY (the compacted base erased the history it needs: Hive's rule).
+    Returns the snapshots that still read."""
+    still = []
+    for snap, rows in snapshots:
+        try:
+            got = table.ours(validWriteIds=snap)
+        except NotEnoughHistoryError:
+            assert kind == "major", f"{where}: snapshot {snap} refused after a {kind} compaction"
+            continue
+        assert got == rows, f"{where}: snapshot {snap} reads otherwise after the {kind} compaction"
+        still.append((snap, rows))
+    return still
+
+
+def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:  # noqa: F811
+    rng = table.rng
+    table.append()
+    snapshots = [(_snapshot(table), table.ours())]
+    for step in range(steps):
+        op = rng.choice(OPS)
+        before = table.ours()
+        if op in ("minor", "major"):
+            parts = None
+            if table.partitioned and rng.random() < 0.3:
+                parts = [f"p={rng.randrange(3)}"]
+                parts = [p for p in parts if os.path.isdir(f"{table.path}/{p}")] or None
+            table.compact(op, parts)
+        else:
+            getattr(table, op)()
+        got = table.ours()
+        where = f"step {step} ({op}); history: {table.log}"
+        assert table.values(got) == table.expected(), where
+        if op in ("minor", "major", "vacuum"):
+            assert got == before, f"{where}: compaction changed rows or ROW__IDs"
+            if hive_ok():
+                assert table.hive_rows(hive_ref) == got, f"{where}: Hive 2.3 reads otherwise"
+        if op in ("minor", "major"):
+            snapshots = _check_old_snapshots(table, snapshots, where, op)
+        if op == "vacuum":  # older snapshots are past the retention now (0 hours here)
+            snapshots = []
+        snapshots.append((_snapshot(table), got))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
+    _run(ModelTable(str(tmp_path / "t"), random.Random(seed)), hive_ref, 16)
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
+    t = ModelTable(str(tmp_path / "t"), random.Random(seed), partitioned=True, buckets=2)
+    _run(t, hive_ref, 16)
+    # whatever the random choices were, end with both kinds everywhere
+    t.append()
+    t.delete()
+    before = t.ours()
+    t.compact("minor")
+    t.compact("major")
+    assert t.ours() == before
+    assert t.hive_rows(hive_ref) == before
+
+
+def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, tmp_path):  # noqa: F811
+    """A table Hive wrote before it became transactional: two original files of bucket 0
+    (``000000_0``, ``000000_0_copy_1``) and one of bucket 1. A major compaction turns their rows
+    into ACID rows keeping the synthetic ROW__IDs our reader (Hive 3's rules) gave them, so
+    deletes written against them before the compaction still apply after it."""
+    path = str(tmp_path / "t")
+    rng = random.Random(7)
+    table = ModelTable(path, rng)
+    files = {"000000_0": range(0, 5), "000000_0_copy_1": range(5, 8), "000001_0": range(8, 12)}
+    for name, ids in files.items():
+        hive_ref.write_original(f"{path}/{name}", COLUMNS, [(i, f"o{i}") for i in ids])
+        table.model.update({i: (f"o{i}", 0) for i in ids})
+    table.next_id = 12
+    # ALTER TABLE ... SET TBLPROPERTIES ('transactional'='true'): the layout file marks it ACID
+    save_layout(table.fs, path, TableLayout(columns=COLUMNS))
+    table.append()
+    table.delete()
+    table.update()
+    before = table.ours()
+    synthetic = {k for k in before if k[0][0] == 0}
+    assert {k[0][1] for k in synthetic} <= {536870912, 536936448}  # V1 (bucket 0/1, stmt 0)
+    minor = table.compact("minor")
+    assert table.ours() == before
+    assert os.path.exists(f"{path}/000000_0"), "minor compaction leaves original files alone"
+    assert minor["partitionsCompacted"] == 1
+    table.compact("major")
+    after = table.ours()
+    assert after == before
+    assert sorted(os.listdir(f"{path}/base_{table_hwm(table):07d}")) == [
+        "_metadata_acid", "_orc_acid_version", "bucket_00000", "bucket_00001"]
+    assert table.hive_rows(hive_ref, bucket_count=2) == after
+    table.vacuum()
+    assert not os.path.exists(f"{path}/000000_0")
+    assert table.ours() == before
+
+
+def table_hwm(table: ModelTable) -> int:
+    return max(int(n[5:]) for n in os.listdir(table.path) if n.startswith("base_"))
+
+
+@pytest.mark.parametrize("far", [False, True])
+def test_nanosecond_timestamps_are_copied_whole(hive_ref, tmp_path, far):  # noqa: F811
+    """Hive writes timestamps with nanoseconds; a compaction copies them whole (a read for Spark
+    keeps microseconds), and Hive 2.3 reads the compacted table as it read the original. When a
+    file of the bucket holds a value beyond the nanosecond range (year 9999), that bucket is
+    copied in microseconds instead (documented)."""
+    from spark_hive_acid.catalog.path import PathTable
+    from spark_hive_acid.compaction.runner import compact
+
+    cols = [("id", "bigint"), ("ts", "timestamp")]
+    path = tmp_path / "t"
+    first = [(1, "2020-01-02 03:04:05.123456789"), (2, "1999-12-31 23:59:59.000000001"),
+             (3, "9999-12-31 23:59:59.5" if far else "2262-04-11 23:47:16.854775807")]
+    hive_ref.write(path, cols, txn=1, inserts=first)
+    hive_ref.write(path, cols, txn=2, inserts=[(4, "2001-01-01 00:00:00.999999999")])
+    hive_ref.write(path, cols, txn=3, deletes=[(1, 0, 0)])
+    save_layout(LocalFileSystem(), str(path), TableLayout(columns=cols))
+    before = sorted(hive_ref.read(path, cols))
+    assert [v for _, v in before][0] == (2, "1999-12-31 23:59:59.000000001")
+    compact(PathTable(str(path)), "major")
+    if far:
+        before = [(rid, (i, _micros(ts))) for rid, (i, ts) in before]
+    assert sorted(hive_ref.read(path, cols)) == before
+
+
+def _micros(ts: str) -> str:
+    """Hive's text form of ``ts`` with its fraction cut to microseconds."""
+    whole, _, frac = ts.partition(".")
+    frac = frac[:6].rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
