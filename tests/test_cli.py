@@ -199,3 +199,24 @@ def test_an_insert_only_table_with_a_truncated_parquet_file(tmp_path, capsys):
     code, out, _ = run(capsys, "inspect", path, "--json")  # inspect still reports, rows unknown
     dirs = json.loads(out)["partitions"][0]["directories"]
     assert code == 0 and [d["rows"] for d in dirs] == [2, None]
+
+
+def test_inspect_says_what_compact_if_needed_would_do(tmp_path, capsys):
+    """Per partition, Hive's Initiator decision (the one compactIfNeeded applies): p=a has 11
+    deltas and no base (major), p=b 2 deltas (nothing); the text report says each in one line."""
+    path = str(tmp_path / "c")
+    schema = pa.schema([("id", pa.int32()), ("p", pa.string())])
+    for k in range(11):
+        write_table(pa.table({"id": [k], "p": ["a"]}, schema), path, partition_by=["p"])
+    for k in range(2):
+        write_table(pa.table({"id": [k], "p": ["b"]}, schema), path)
+    code, out, _ = run(capsys, "inspect", path, "--json")
+    assert code == 0
+    parts = {p["partition"]: p["compaction"] for p in json.loads(out)["partitions"]}
+    assert parts["p=a"]["decision"] == "major" and parts["p=a"]["deltas"] == 11
+    assert "no base" in parts["p=a"]["reason"]
+    assert parts["p=b"]["decision"] is None and parts["p=b"]["deltas"] == 2
+    code, out, _ = run(capsys, "inspect", path)
+    assert code == 0
+    assert out.count("compactIfNeeded: major (11 delta directories > 10 and no base)") == 1
+    assert out.count("compactIfNeeded: nothing") == 1

@@ -49,8 +49,8 @@ def test_nation25k_minor_then_major(corpus_copy, hive_ref):  # noqa: F811
     got = hive_ref.read(path, NATION, bucket_count=1)
     assert Counter((tuple(r), tuple(v)) for r, v in got) == before
     vacuum(LocalFileSystem(), path, retention_hours=0)
-    assert sorted(os.listdir(path)) == ["_hiveacid_staging", "_hiveacid_table.json",
-                                        "_hiveacid_txnlog", os.path.basename(base)]
+    assert sorted(os.listdir(path)) == ["_hiveacid_table.json", "_hiveacid_txnlog",
+                                        os.path.basename(base)]
     assert _rows(path, NATION) == before
 
 

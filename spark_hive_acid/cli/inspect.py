@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from ..acid.names import ParsedDir, parse_bucket_file
 from ..acid.orc import open_orc, sniff_format
 from ..acid.snapshot import LONG_MAX, RangeResponse, ValidIdList
+from ..compaction.initiator import decide_listing
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
 from ..read.listing import PartitionListing, data_files_of_dir, list_table
@@ -143,10 +144,28 @@ def render_summary(s: dict) -> list[str]:
             f"{s['ignored']} directories ignored"]
 
 
+# --- compaction -----------------------------------------------------------------------------------
+def compaction(ctx: PartitionContext) -> dict:
+    """What ``HiveAcidTable.compactIfNeeded()`` would do in this partition (Hive's Initiator)."""
+    t = ctx.target
+    props = dict(t.layout.properties) if t.layout is not None else {}
+    if t.info is not None:
+        props.update(t.info.parameters)
+    try:
+        return decide_listing(ctx.listing, props, t.insert_only)
+    except HiveAcidError as e:  # a bad compactorthreshold.* property: report it, go on
+        return {"decision": None, "reason": str(e)}
+
+
+def render_compaction(d: dict) -> list[str]:
+    return [f"  compactIfNeeded: {d['decision'] or 'nothing'} ({d['reason']})"]
+
+
 #: the per-partition sections, in report order
 SECTIONS: list[Section] = [
     Section("directories", directories, render_directories),
     Section("summary", summary, render_summary),
+    Section("compaction", compaction, render_compaction),
 ]
 
 

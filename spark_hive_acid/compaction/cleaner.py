@@ -37,6 +37,7 @@ from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
 from ..read.listing import list_table
 from ..txn.logmaint import checkpoint_log, finish_interrupted_installs, prune_installs
+from ..write.staging import remove_staged
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,10 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
     result.bytes = sum(sizes.values())
     if not dry_run:
         for p in result.removed:
-            fs.delete(p, recursive=True)
+            if p in result.staging:
+                remove_staged(fs, p)  # and the staging area itself once empty
+            else:
+                fs.delete(p, recursive=True)
         if state is not None:
             result.log_checkpoint = checkpoint_log(fs, table_path, CHECKPOINT_MIN_RECORDS)
         log.info("vacuum of %s removed %d directories/files (%d bytes); kept %d within the "
@@ -199,6 +203,6 @@ def remove_aborted_compaction_staging(fs: FileSystem, table_path: str) -> list[s
     for c in children:
         m = _STAGED.match(c.name)
         if m and m.group(2) and state.state_of(int(m.group(1))) == ABORTED:
-            fs.delete(c.path, recursive=True)
+            remove_staged(fs, c.path)
             out.append(c.path)
     return out

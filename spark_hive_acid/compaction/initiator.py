@@ -75,21 +75,30 @@ def decide_partition(listing, num: int, pct: float, insert_only: bool = False) -
             "originalFiles": len(st.original_files)}
 
 
+def decide_listing(listing, properties: Mapping[str, str], insert_only: bool = False
+                   ) -> dict[str, Any]:
+    """The decision for one partition under the table's ``properties`` (thresholds and
+    ``no_auto_compaction``), with the thresholds used."""
+    num, pct, allowed = thresholds(properties)
+    entry = decide_partition(listing, num, pct, insert_only)
+    if not allowed:
+        entry.update(decision=None, reason=f"table property {NO_AUTO_COMPACTION}=true")
+    entry["thresholds"] = {NUM_THRESHOLD: num, PCT_THRESHOLD: pct}
+    return entry
+
+
 def decide(plan, properties: Mapping[str, str], insert_only: bool = False
            ) -> list[dict[str, Any]]:
     """One entry per partition of a planned table (``read.plan.TablePlan`` at its current
     snapshot): ``partition``, ``decision`` ("major", "minor" or None), ``reason``, ``deltas``,
     ``deltaBytes``, ``baseBytes``, ``ratio``, ``base``, ``originalFiles``, ``thresholds``."""
-    num, pct, allowed = thresholds(properties)
+    thresholds(properties)  # a bad property fails even for a table without partitions
     out = []
     root = plan.table_path.rstrip("/")
     for pl in plan.partitions:
         p = pl.path.rstrip("/")
         entry = {"partition": "" if p == root else p[len(root):].lstrip("/")}
-        entry.update(decide_partition(pl, num, pct, insert_only))
-        if not allowed:
-            entry.update(decision=None, reason=f"table property {NO_AUTO_COMPACTION}=true")
-        entry["thresholds"] = {NUM_THRESHOLD: num, PCT_THRESHOLD: pct}
+        entry.update(decide_listing(pl, properties, insert_only))
         out.append(entry)
     return out
 

@@ -33,8 +33,8 @@ from ..read.options import ReadOptions
 from ..read.reader import ReadSpec
 from ..read.scan import TableScan
 from ..txn.logmaint import finish_interrupted_installs
-from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir, \
-    remove_quietly
+from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir
+from ..write.staging import remove_staged
 from ..write.acid_file import write_acid_version_file
 from ..write.plain_file import plain_file_name
 from ..write.schema import row_type_of
@@ -148,7 +148,7 @@ def _abort(fs: FileSystem, txn, stage: str, e: BaseException) -> None:
         txn.abort(f"compaction failed: {type(e).__name__}: {e}")
     except Exception as e2:  # noqa: BLE001 - the original error matters more
         log.error("Could not abort compaction %s: %s", txn.ids(), e2)
-    remove_quietly(fs, stage)
+    remove_staged(fs, stage)
 
 
 def _finish_staging(fs: FileSystem, stage: str, jobs: Sequence[PartitionJob],

@@ -25,7 +25,7 @@ from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
-from ..write.staging import remove_staging
+from ..write.staging import remove_staged, remove_staging
 from ..write.task_writer import StagedFile, TableSpec
 from .logmaint import begin_install, end_install
 from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
@@ -102,15 +102,6 @@ def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequ
     return [p for p in txn.existing_partitions(fs, len(table.partition_names)) if p not in written]
 
 
-def remove_quietly(fs: FileSystem, path: str) -> None:
-    """Remove a directory tree; a failure is logged, never raised (cleanup must not hide the
-    real outcome)."""
-    try:
-        fs.delete(path, recursive=True)
-    except Exception as e:  # noqa: BLE001
-        log.warning("could not remove %s: %s", path, e)
-
-
 def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:
     """Where a compaction stages its output: beside the write staging directory, which a
     transaction's commit removes, because this one must outlive the commit until the renames."""
@@ -151,7 +142,7 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
                 txn.abort(f"compaction commit failed: {type(e).__name__}: {e}")
             except Exception as e2:  # noqa: BLE001 - the original error matters more
                 log.error("Could not abort compaction %d: %s", compaction_id(txn), e2)
-            remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+            remove_staged(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
         raise
     installed: list[str] = []
     existing = [f for _, f in installs if fs.exists(f)]
@@ -168,6 +159,6 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
             fs.rename(staged, final)
             installed.append(final)
         end_install(fs, table_path, compaction_id(txn))
-    remove_quietly(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+    remove_staged(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
     log.info("Compaction %s committed on %s: %s", txn.ids(), table_path, outcome.metrics)
     return installed

@@ -51,6 +51,19 @@ def remove_staging(fs: FileSystem, table_path: str, write_id: int) -> None:
     _remove_if_empty(fs, fs.join(table_path, STAGING_DIR))
 
 
+def remove_staged(fs: FileSystem, path: str) -> None:
+    """Remove one directory of the staging area (a compaction's output, say) and the area itself
+    when nothing else is staged there. Never raises."""
+    try:
+        fs.delete(path, recursive=True)
+    except Exception as e:  # noqa: BLE001 - cleanup must not hide the real outcome
+        log.warning("could not remove %s: %s", path, e)
+        return
+    parent = path.rstrip("/").rsplit("/", 1)[0]
+    if parent.rsplit("/", 1)[-1] == STAGING_DIR:
+        _remove_if_empty(fs, parent)
+
+
 def keep_or_discard(fs: FileSystem, table_path: str, write_id: int, task_dir: str) -> None:
     """Called by a task once its staged files (under ``task_dir``) are closed: when W's staging
     was removed meanwhile (the job was aborted), remove them and raise TransactionAbortedError."""

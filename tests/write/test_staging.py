@@ -61,3 +61,16 @@ def test_another_writers_staging_is_left_alone(tmp_path, fs):
     busy.abort("done")
     assert not (tmp_path / "t" / STAGING_DIR).exists()
     assert read_table(path).num_rows == 8
+
+
+def test_compaction_leaves_no_staging_behind(tmp_path):
+    from spark_hive_acid.catalog.path import PathTable
+    from spark_hive_acid.compaction.runner import compact
+
+    path = str(tmp_path / "t")
+    for k in range(3):
+        write_table(_rows(4 + k), path)
+    compact(PathTable(path), "minor")
+    compact(PathTable(path), "major")
+    assert not (tmp_path / "t" / STAGING_DIR).exists()
+    assert read_table(path).num_rows == 4 + 5 + 6
