@@ -1,0 +1,112 @@
+"""The thin Spark glue of streaming: ``writeStream.format("hiveacid")`` (the sink) and
+``readStream.format("hiveacid")`` (the source, also the change feed).
+
+The sink. PySpark calls ``DataSource.streamWriter`` in two places: in the planning worker once per
+micro-batch (the writer is pickled to that batch's tasks) and in the commit worker (a fresh writer
+only to call ``commit(messages, batchId)``). So the planning call begins the batch's transaction
+exactly as a batch write does (``spark.writer.create_writer``); tasks stage files under its write
+id and send, with their files, that writer (the handle, the table) and the query id (a local
+property of the task); the commit worker resumes the transaction from the messages and commits it
+as that batch (``stream.sink.commit_batch``: exactly once).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Iterator, List, Optional
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from ..catalog import PathTable
+from ..exceptions import InvalidOptionError, UnsupportedOperationError
+from ..stream.sink import commit_batch, state_in_snapshot
+from ..write.task_writer import StagedFile
+from ._compat import in_stream_commit_worker, stream_batch_of_task
+from .writer import HiveAcidArrowWriter, HiveAcidCommitMessage, create_writer
+
+log = logging.getLogger(__name__)
+
+
+class StreamBatchWriter(HiveAcidArrowWriter):
+    """The batch writer of one micro-batch: commits with the query's progress, exactly once."""
+
+    query_id: Optional[str] = None
+    batch_id: int = -1
+
+    def _commit_resumed(self, txn: Any, staged: list[StagedFile], empty: list[str]) -> None:
+        path_mode = isinstance(self.table, PathTable)
+        commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
+                     path_mode=path_mode, write_id_state=None if path_mode else self._state)
+
+    def _state(self, write_id: int) -> str:
+        with self.table.client() as client:  # type: ignore[attr-defined]
+            snapshot = client.read_snapshot(self.table.db, self.table.name)[0]  # type: ignore
+        return state_in_snapshot(snapshot, write_id)
+
+
+@dataclass
+class StreamCommitMessage(HiveAcidCommitMessage):
+    query_id: Optional[str]
+    batch_id: Optional[int]
+    writer: StreamBatchWriter
+
+
+class HiveAcidStreamWriter(DataSourceStreamArrowWriter):
+    """``writeStream.format("hiveacid")``; ``batch`` is None in the commit worker."""
+
+    def __init__(self, batch: Optional[StreamBatchWriter]):
+        self.batch = batch
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
+        if self.batch is None:
+            raise UnsupportedOperationError("this stream writer only commits (no transaction)")
+        msg = self.batch.write(iterator)
+        query_id, batch_id = stream_batch_of_task()
+        return StreamCommitMessage(msg.task, msg.attempt, msg.files, query_id, batch_id,
+                                   self.batch)
+
+    @staticmethod
+    def _writer(messages: List[Optional[WriterCommitMessage]]) -> Optional[StreamBatchWriter]:
+        for m in messages:
+            if isinstance(m, StreamCommitMessage):
+                return m.writer
+        return None
+
+    def commit(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        writer = self._writer(messages) or self.batch
+        if writer is None:
+            log.warning("Micro-batch %d: no task reported a transaction; nothing to commit",
+                        batchId)
+            return
+        query_ids = {m.query_id for m in messages if isinstance(m, StreamCommitMessage)}
+        if len(query_ids) != 1 or None in query_ids:
+            writer.abort(list(messages))
+            raise UnsupportedOperationError(
+                f"Micro-batch {batchId}: the tasks did not say which streaming query they belong "
+                f"to ({sorted(map(str, query_ids))}); nothing was written")
+        writer.query_id, writer.batch_id = query_ids.pop(), int(batchId)
+        writer.commit(list(messages))
+
+    def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
+        writer = self._writer(messages) or self.batch
+        if writer is None:
+            log.warning("Micro-batch %d failed before any task reported its transaction; it is "
+                        "aborted when its keep-alive or timeout ends it", batchId)
+            return
+        writer.abort(list(messages))
+
+
+def create_stream_writer(options: dict, schema: StructType, overwrite: bool
+                         ) -> HiveAcidStreamWriter:
+    """``HiveAcidDataSource.streamWriter``: in the planning worker, the micro-batch's transaction
+    begins here; in the commit worker, nothing (the messages carry it)."""
+    if overwrite:
+        raise InvalidOptionError(
+            "writeStream.format('hiveacid') supports outputMode('append') only: each micro-batch "
+            "appends its rows as one write id")
+    if in_stream_commit_worker():
+        return HiveAcidStreamWriter(None)
+    writer = create_writer(options, schema, False, writer_class=StreamBatchWriter)
+    return HiveAcidStreamWriter(writer)  # type: ignore[arg-type]

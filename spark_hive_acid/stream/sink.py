@@ -1,0 +1,157 @@
+"""The streaming sink's commit: one micro-batch, one write id, exactly once.
+
+Each micro-batch of a streaming query is one transaction, committed through the one commit path
+(``txn.committer.commit_write``) with the query's progress as commit properties
+(:func:`batch_properties`). A batch Spark replays after a crash (its offsets are in the
+checkpoint, its commit is not) is recognised and not written twice:
+
+* path mode: the progress is in the log's commit record. :func:`last_committed_batch` reads the
+  log backwards to the newest record of the query; the commit itself refuses, atomically with
+  appending its record, a batch committed after its snapshot (``ONCE_PROPERTY``).
+* metastore mode: Hive 2.3 has no key/value commit, so the progress goes beside the files
+  (``txn.commit_marker``), and a claim file ``<table>/_hiveacid_streams/<query>/<batch>`` names
+  the write id that is committing the batch. A replay that finds the claim waits until that
+  write id is no longer open: committed, the batch is done; aborted, it takes the claim over.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Iterable, Optional
+
+from ..acid.logstate import (
+    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, _EVENTS, _numbered, _sub, read_event,
+)
+from ..acid.snapshot import ValidIdList
+from ..exceptions import AlreadyCommittedError, CommitStateUnknownError, StorageError
+from ..io.filesystem import FileSystem
+from ..txn.base import ONCE_PROPERTY, Transaction
+from ..txn.committer import commit_write, remove_quietly
+from ..acid.layout import staging_dir
+from ..write.publish import CommitResult
+from ..write.task_writer import StagedFile, TableSpec
+
+log = logging.getLogger(__name__)
+
+QUERY_PROPERTY = "streamQueryId"
+BATCH_PROPERTY = "streamBatchId"
+CLAIMS_DIR = "_hiveacid_streams"
+#: How long a replayed batch waits for the write id of an earlier attempt to end.
+CLAIM_WAIT_S = 600.0
+
+
+def batch_properties(query_id: str, batch_id: int) -> dict[str, str]:
+    """The commit properties of micro-batch ``batch_id`` of query ``query_id``."""
+    return {QUERY_PROPERTY: query_id, BATCH_PROPERTY: str(int(batch_id)),
+            ONCE_PROPERTY: f"stream:{query_id}:{int(batch_id)}"}
+
+
+def last_committed_batch(fs: FileSystem, table_path: str, query_id: str) -> Optional[int]:
+    """The newest batch of ``query_id`` committed in a path-mode table's log (None: none).
+    Reads the log's records newest first and stops at the query's newest one."""
+    for seq in reversed(_numbered(fs, _sub(fs, table_path, _EVENTS), ".json")):
+        ev = read_event(fs, table_path, seq)
+        props = ev.get("properties") or {}
+        if ev.get("state") == COMMITTED and props.get(QUERY_PROPERTY) == query_id:
+            return int(props[BATCH_PROPERTY])
+    return None
+
+
+def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
+                 staged: Iterable[StagedFile], query_id: str, batch_id: int, *,
+                 path_mode: bool, write_id_state=None) -> Optional[CommitResult]:
+    """Commit ``txn`` as batch ``batch_id`` of ``query_id``; None (``txn`` aborted, nothing
+    written) when that batch was committed before. ``write_id_state(w)`` ("open", "committed",
+    "aborted") is needed in metastore mode."""
+    props = batch_properties(query_id, batch_id)
+    if path_mode:
+        done = last_committed_batch(fs, table.table_path, query_id)
+        if done is not None and done >= batch_id:
+            return _skip(fs, table, txn, query_id, batch_id, f"the log records batch {done}")
+    else:
+        claimed = _claim(fs, table.table_path, query_id, batch_id, txn.write_id, write_id_state)
+        if claimed is not None:
+            return _skip(fs, table, txn, query_id, batch_id,
+                         f"write id {claimed} committed it")
+    try:
+        return commit_write(fs, table, txn, staged, properties=props)
+    except AlreadyCommittedError as e:
+        log.info("Batch %d of streaming query %s was already committed: %s", batch_id,
+                 query_id, e)
+        return None
+
+
+def _skip(fs: FileSystem, table: TableSpec, txn: Transaction, query_id: str, batch_id: int,
+          why: str) -> None:
+    log.info("Batch %d of streaming query %s is already in %s (%s): write id %d is aborted, "
+             "nothing is written twice", batch_id, query_id, table.table_path, why, txn.write_id)
+    txn.abort(f"batch {batch_id} of streaming query {query_id} was already committed")
+    remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
+    return None
+
+
+# --- metastore mode: claims ---------------------------------------------------------------------
+def claim_path(fs: FileSystem, table_path: str, query_id: str, batch_id: int) -> str:
+    return fs.join(table_path, CLAIMS_DIR, query_id, f"{int(batch_id):019d}.json")
+
+
+def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_id: int,
+           write_id_state) -> Optional[int]:
+    """Claim the batch for ``write_id``; returns the write id that committed it before (None:
+    the claim is ours). Claims of the query's older batches are removed."""
+    path = claim_path(fs, table_path, query_id, batch_id)
+    fs.mkdirs(fs.join(table_path, CLAIMS_DIR, query_id))
+    body = json.dumps({"writeId": int(write_id), "time": time.time()}).encode("utf-8")
+    deadline = time.time() + CLAIM_WAIT_S
+    unreadable_since: Optional[float] = None
+    while True:
+        if fs.create_exclusive(path, body):
+            _drop_older_claims(fs, table_path, query_id, batch_id)
+            return None
+        other = _claim_owner(fs, path)
+        if other == write_id:
+            return None
+        if other is None:  # being written, or its writer died before writing it
+            unreadable_since = unreadable_since or time.time()
+            if time.time() - unreadable_since > UNREADABLE_RECORD_GRACE_S:
+                fs.delete(path)
+            time.sleep(0.05)
+            continue
+        state = write_id_state(other)
+        if state == COMMITTED:
+            return other
+        if state == OPEN:
+            if time.time() > deadline:
+                raise CommitStateUnknownError(
+                    f"Batch {batch_id} of streaming query {query_id} is being committed by write "
+                    f"id {other}, which stayed open for {CLAIM_WAIT_S:.0f} s; restart the query "
+                    "once it has ended")
+            time.sleep(0.5)
+            continue
+        log.info("Write id %d that claimed batch %d of %s was aborted: taking the batch over",
+                 other, batch_id, query_id)
+        fs.delete(path)
+
+
+def _claim_owner(fs: FileSystem, path: str) -> Optional[int]:
+    try:
+        return int(json.loads(fs.read_bytes(path).decode("utf-8"))["writeId"])
+    except (StorageError, OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _drop_older_claims(fs: FileSystem, table_path: str, query_id: str, batch_id: int) -> None:
+    """Claims of batches before the previous one are settled (Spark replays only the last)."""
+    for b in _numbered(fs, fs.join(table_path, CLAIMS_DIR, query_id), ".json"):
+        if b < batch_id - 1:
+            remove_quietly(fs, claim_path(fs, table_path, query_id, b))
+
+
+def state_in_snapshot(snapshot: ValidIdList, write_id: int) -> str:
+    """A write id's state in a metastore snapshot: OPEN, ABORTED or COMMITTED."""
+    if snapshot.is_aborted(write_id):
+        return ABORTED
+    if snapshot.is_open(write_id) or write_id > snapshot.high_watermark:
+        return OPEN
+    return COMMITTED
