@@ -65,6 +65,11 @@ class HiveAcidDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
         return create_writer(dict(self.options), schema, overwrite)
 
+    def streamReader(self, schema: StructType):  # noqa: N802 (PySpark's name)
+        from .streaming import HiveAcidStreamReader
+
+        return HiveAcidStreamReader(dict(self.options), schema)
+
     def streamWriter(self, schema: StructType, overwrite: bool):  # noqa: N802 (PySpark's name)
         from .streaming import create_stream_writer
 

@@ -12,16 +12,26 @@ as that batch (``stream.sink.commit_batch``: exactly once).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, List, Optional
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
+from pyspark.sql.datasource import (
+    DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition, WriterCommitMessage,
+)
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable, ReadLimit, ReadMaxFiles, ReadMaxRows, SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from ..catalog import PathTable
 from ..exceptions import InvalidOptionError, UnsupportedOperationError
+from ..io.filesystem import FileSystem
+from ..read.plan import ReadTask
+from ..read.reader import ReadSpec, TaskReader
 from ..stream.sink import commit_batch, state_in_snapshot
+from ..stream.source import PENDING, WRITE_ID, StreamPlanner
 from ..write.task_writer import StagedFile
 from ._compat import in_stream_commit_worker, stream_batch_of_task
 from .writer import HiveAcidArrowWriter, HiveAcidCommitMessage, create_writer
@@ -110,3 +120,63 @@ def create_stream_writer(options: dict, schema: StructType, overwrite: bool
         return HiveAcidStreamWriter(None)
     writer = create_writer(options, schema, False, writer_class=StreamBatchWriter)
     return HiveAcidStreamWriter(writer)  # type: ignore[arg-type]
+
+
+# --- the source ---------------------------------------------------------------------------------
+class StreamPartition(InputPartition):
+    """One task of a micro-batch: its slices and the batch's read spec (picklable)."""
+
+    def __init__(self, fs: FileSystem, spec: ReadSpec, task: ReadTask):
+        super().__init__(None)
+        self.fs, self.spec, self.task = fs, spec, task
+
+
+class HiveAcidStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``readStream.format("hiveacid")``: offsets and plans from ``stream.source.StreamPlanner``
+    (Spark keeps this object in one driver-side process for the whole query)."""
+
+    def __init__(self, options: dict, schema: StructType):
+        self.planner = StreamPlanner(options)
+        self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        self.target: Optional[int] = None  # Trigger.AvailableNow: the last write id to read
+
+    def initialOffset(self) -> dict:  # noqa: N802 (PySpark's names)
+        return self.planner.initial_offset()
+
+    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802
+        src = self.planner.source
+        if src.max_files is not None:
+            return ReadMaxFiles(src.max_files)
+        if src.max_write_ids is not None:
+            return ReadMaxRows(src.max_write_ids)  # a marker: the options hold the limits
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
+        self.target = self.planner.latest()[1]
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:  # noqa: N802
+        return self.planner.latest_offset(start, read_all=isinstance(limit, ReadAllAvailable),
+                                          cap=self.target)
+
+    def reportLatestOffset(self) -> Optional[dict]:  # noqa: N802
+        return {WRITE_ID: self.planner.latest()[1]}
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if start == end or (not start.get(PENDING) and start.get(WRITE_ID) == end.get(WRITE_ID)):
+            return []
+        planned = self.planner.batch_scan(start, end)
+        if planned is None:
+            return []
+        scan, tasks, rng = planned
+        spec = scan.read_spec(self.arrow_schema)
+        if rng is not None:
+            spec = replace(spec, write_ids=rng)
+        return [StreamPartition(scan.fs, spec, t) for t in tasks]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if not isinstance(partition, StreamPartition):
+            return iter(())
+        return TaskReader(partition.fs, partition.spec).read(partition.task)
+
+    def commit(self, end: dict) -> None:
+        pass
