@@ -14,7 +14,11 @@ from ..read.plan import ReadTask
 from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..read.scan import TableScan
+from ..stream.changefeed import wants_change_feed
 from ._compat import pushdown_enabled
+from .streaming import (
+    ChangeFeedReader, change_feed_schema, create_stream_reader, create_stream_writer,
+)
 from .writer import HiveAcidArrowWriter, create_writer
 
 log = logging.getLogger(__name__)
@@ -51,12 +55,16 @@ class HiveAcidDataSource(DataSource):
         return scan
 
     def schema(self) -> StructType:
+        if wants_change_feed(self.options):
+            return change_feed_schema(dict(self.options))
         scan = self._scan()
         if scan.options.count_rows:
             return ROW_COUNT_SCHEMA
         return _spark_schema(scan.default_columns())
 
     def reader(self, schema: StructType) -> "DataSourceReader":
+        if wants_change_feed(self.options):
+            return ChangeFeedReader(dict(self.options), schema)
         scan = self._scan()
         if pushdown_enabled():
             return HiveAcidPushdownReader(scan, schema)
@@ -66,13 +74,9 @@ class HiveAcidDataSource(DataSource):
         return create_writer(dict(self.options), schema, overwrite)
 
     def streamReader(self, schema: StructType):  # noqa: N802 (PySpark's name)
-        from .streaming import HiveAcidStreamReader
-
-        return HiveAcidStreamReader(dict(self.options), schema)
+        return create_stream_reader(dict(self.options), schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool):  # noqa: N802 (PySpark's name)
-        from .streaming import create_stream_writer
-
         return create_stream_writer(dict(self.options), schema, overwrite)
 
 

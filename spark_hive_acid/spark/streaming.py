@@ -17,7 +17,8 @@ from typing import Any, Iterator, List, Optional
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
-    DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition, WriterCommitMessage,
+    DataSourceReader, DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition,
+    WriterCommitMessage,
 )
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import (
@@ -29,9 +30,14 @@ from ..catalog import PathTable
 from ..exceptions import InvalidOptionError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from ..read.plan import ReadTask
+from ..read.changes import read_changes
 from ..read.reader import ReadSpec, TaskReader
+from ..read.scan import TableScan
+from ..stream.changefeed import (
+    batch_change_feed, feed_columns, read_options, stream_change_batch, wants_change_feed,
+)
 from ..stream.sink import commit_batch, state_in_snapshot
-from ..stream.source import PENDING, WRITE_ID, StreamPlanner
+from ..stream.source import PENDING, WRITE_ID, SourceOptions, StreamPlanner
 from ..write.task_writer import StagedFile
 from ._compat import in_stream_commit_worker, stream_batch_of_task
 from .writer import HiveAcidArrowWriter, HiveAcidCommitMessage, create_writer
@@ -180,3 +186,64 @@ class HiveAcidStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def commit(self, end: dict) -> None:
         pass
+
+
+# --- the change feed ----------------------------------------------------------------------------
+class ChangePartition(InputPartition):
+    def __init__(self, fs: FileSystem, spec: Any, task: Any):
+        super().__init__(None)
+        self.fs, self.spec, self.task = fs, spec, task
+
+
+def _read_change_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    if not isinstance(partition, ChangePartition):
+        return iter(())
+    return read_changes(partition.fs, partition.spec, partition.task)
+
+
+def change_feed_schema(options: dict) -> StructType:
+    """The feed's Spark schema: the table's columns, then _change_type, _commit_version and
+    _commit_timestamp."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    scan = TableScan(read_options(options))
+    return from_arrow_schema(feed_columns(scan))
+
+
+class ChangeFeedReader(DataSourceReader):
+    """``spark.read.format("hiveacid").option("readChangeFeed", "true")``."""
+
+    def __init__(self, options: dict, schema: StructType):
+        scan, spec, tasks = batch_change_feed(options, to_arrow_schema(schema, timezone="UTC"))
+        self.fs = scan.fs
+        self.partitions_ = [ChangePartition(scan.fs, spec, t) for t in tasks]
+
+    def partitions(self) -> list[InputPartition]:
+        return list(self.partitions_)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return _read_change_partition(partition)
+
+
+class ChangeFeedStreamReader(HiveAcidStreamReader):
+    """``readStream.format("hiveacid").option("readChangeFeed", "true")``."""
+
+    def __init__(self, options: dict, schema: StructType):
+        super().__init__(options, schema)
+        self.planner = StreamPlanner(read_options(options), change_feed=True)
+        self.planner.source = SourceOptions.parse(options)
+
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        if start == end or (not start.get(PENDING) and start.get(WRITE_ID) == end.get(WRITE_ID)):
+            return []
+        scan, spec, tasks = stream_change_batch(self.planner, start, end, self.arrow_schema)
+        return [ChangePartition(scan.fs, spec, t) for t in tasks]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return _read_change_partition(partition)
+
+
+def create_stream_reader(options: dict, schema: StructType) -> HiveAcidStreamReader:
+    if wants_change_feed(options):
+        return ChangeFeedStreamReader(options, schema)
+    return HiveAcidStreamReader(options, schema)

@@ -72,7 +72,7 @@ class StreamPlanner:
 
     def __init__(self, options: Mapping[str, str], *, change_feed: bool = False):
         self.options = {k.lower(): v for k, v in options.items()}
-        for k in ("validwriteids", "startingversion", "endingversion"):
+        for k in ("validwriteids", "startingversion", "endingversion", "readchangefeed"):
             self.options.pop(k, None)
         self.source = SourceOptions.parse(options)
         self.change_feed = change_feed
