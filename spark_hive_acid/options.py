@@ -7,7 +7,7 @@ case, and the typed getters (:func:`get_bool`, :func:`get_int`, :func:`get_secon
 :class:`~spark_hive_acid.exceptions.InvalidOptionError` that names the option when it cannot.
 
 ``OPTIONS`` lists every option with the places (scopes) that accept it; docs/reading.md,
-docs/writing.md, docs/metastore.md and docs/storage.md describe them for users.
+docs/writing.md, docs/metastore.md, docs/storage.md and docs/streaming.md describe them for users.
 """
 from __future__ import annotations
 
@@ -56,6 +56,13 @@ OPTIONS: tuple[Option, ...] = (
     _opt("transactionalProperties", (READ,), "insert_only or default, when no layout says it"),
     _opt("countRows", (READ,), "return one row_count per task instead of the rows"),
     _opt("rebaseDatetime", (READ,), "read hybrid-calendar files' pre-1582 dates as written"),
+    # streaming and the change feed (docs/streaming.md)
+    _opt("startingVersion", (READ,), "stream / change feed: first write id to read, or latest"),
+    _opt("endingVersion", (READ,), "change feed: last write id (default: the current version)"),
+    _opt("readChangeFeed", (READ,), "return changes: _change_type, _commit_version/_timestamp"),
+    _opt("maxWriteIdsPerTrigger", (READ,), "stream: at most this many write ids per micro-batch"),
+    _opt("maxFilesPerTrigger", (READ,), "stream: about this many data files per micro-batch"),
+    _opt("skipChangeCommits", (READ,), "stream: skip write ids that delete or replace rows"),
     # writing
     _opt("partitionBy", (WRITE,), "partition columns of a new table"),
     _opt("bucketBy", (WRITE,), "CLUSTERED BY columns of a new table"),

@@ -23,7 +23,12 @@ from stream_history import ROW, History
 def drive(path, state=None, read_all=False, cap=None, **options):
     """Run micro-batches until the source has nothing new; returns (batches, offset).
     ``state``: the offset to go on from (a restart from a checkpoint)."""
-    planner = StreamPlanner({"path": path, **{k: str(v) for k, v in options.items()}})
+    return drive_planner({"path": path, **{k: str(v) for k, v in options.items()}}, state,
+                         read_all, cap)
+
+
+def drive_planner(options, state=None, read_all=False, cap=None):
+    planner = StreamPlanner(options)
     offset = state or planner.initial_offset()
     batches = []
     for _ in range(100):
