@@ -68,3 +68,21 @@ def test_a_major_compaction_names_the_oldest_version_the_feed_can_start_from(tmp
     with pytest.raises(StreamingError, match="start from now is 5"):
         feed(str(h.root), 2)
     assert [r[:2] for r in feed(str(h.root), 5)] == [("insert", 6)]
+
+
+def _changes(path, start):
+    scan, spec, tasks = batch_change_feed({"path": path, "readChangeFeed": "true",
+                                           "startingVersion": str(start)})
+    return [r for t in tasks for b in read_changes(scan.fs, spec, t) for r in b.to_pylist()]
+
+
+def test_feed_of_hive_written_tables(corpus_copy):
+    """Real Hive 3 files: the deleted rows' values come from Hive's base file; a delete event
+    whose ROW__ID matches nothing (single_col_minor's write id 7) yields nothing."""
+    rows = _changes(corpus_copy("nation25k"), 3)
+    assert Counter((r["n_nationkey"], r["_change_type"], r["_commit_version"]) for r in rows) \
+        == {(5, "delete", 3): 1000, (19, "delete", 4): 1000}
+    assert all(r["_commit_timestamp"] is None for r in rows)  # no log: no commit times
+    got = [(r["col"], r["_change_type"], r["_commit_version"])
+           for r in _changes(corpus_copy("single_col_minor"), 1)]
+    assert sorted(got) == [(2, "delete", 4), (2, "insert", 2)]

@@ -171,3 +171,19 @@ def test_a_streaming_ingest_delta_read_batch_by_batch(tmp_path):
     pathlog.commit(h.fs, txns[3])
     batches, _ = drive(str(h.root), offset)
     assert all_rows(batches) == [500, 501]
+
+
+def test_a_hive_written_table(corpus_copy):
+    """Real Hive 3 files without a log: the snapshot first (23,000 rows), and its DELETEs (write
+    ids 3 and 4) are change commits."""
+    path = corpus_copy("nation25k")
+    planner = StreamPlanner({"path": path})
+    start = planner.initial_offset()
+    end = planner.latest_offset(start)
+    assert end == {"writeId": 4}
+    scan, tasks, _ = planner.batch_scan(start, end)
+    assert sum(b.num_rows for t in tasks for b in TaskReader(scan.fs, scan.read_spec(
+        scan.to_arrow().schema)).read(t)) == 23_000
+    with pytest.raises(StreamingError, match="Write id 3 "):
+        drive(path, startingVersion=3)
+    assert drive(path, startingVersion=3, skipChangeCommits="true")[0] == [(2, 3, []), (3, 4, [])]
