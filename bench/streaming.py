@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         def batch_appends() -> int:
             table = fresh("batch")
             for f in files:
-                w = spark.read.parquet(f).write.format("hiveacid").mode("append")
+                w = spark.read.schema(schema).parquet(f).write.format("hiveacid").mode("append")
                 w = w.option("partitionBy", ",".join(part)) if part else w
                 w.save(table)
             return len(files)

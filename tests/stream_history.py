@@ -61,7 +61,7 @@ class History:
         return None
 
     def finish(self, txn, events, delete_keys=(), update_keys=()):
-        pathlog.commit(self.fs, txn)
+        pathlog.commit(self.fs, txn, partitions=[""])  # unpartitioned: the root
         w = txn.write_id
         both = bool(events) and bool(list(delete_keys) + list(update_keys))  # an UPDATE
         ch = []
@@ -74,10 +74,25 @@ class History:
         self.inserted[w] = [e[5][0] for e in events]
         self.snapshots[w] = sorted(self.live.values())
 
+    def overwrite(self, n: int) -> None:
+        """An INSERT OVERWRITE: a base_W of ``n`` new rows replaces every row."""
+        txn = pathlog.begin(self.fs, self.path, "overwrite")
+        w = txn.write_id
+        events = inserts(w, bp(0), self._rows(n))
+        write_acid_file(self.root / f"base_{w:07d}" / "bucket_00000", ROW, events)
+        pathlog.commit(self.fs, txn, partitions=[""])
+        ch = [("delete",) + v for v in self.live.values()]
+        self.live = {(e[1], e[2], e[3]): e[5] for e in events}
+        self.changes[w] = ch + [("insert",) + e[5] for e in events]
+        self.inserted[w] = [e[5][0] for e in events]
+        self.snapshots[w] = sorted(self.live.values())
+
     def random_step(self, rnd: random.Random, deletes_too: bool = True) -> None:
         r = rnd.random()
         keys = sorted(self.live)
-        if deletes_too and keys and r < 0.2:
+        if deletes_too and r < 0.08:
+            self.overwrite(rnd.randint(1, 3))
+        elif deletes_too and keys and r < 0.2:
             self.write(delete_keys=rnd.sample(keys, min(len(keys), rnd.randint(1, 3))))
         elif deletes_too and keys and r < 0.4:
             self.write(n_insert=rnd.randint(0, 2),

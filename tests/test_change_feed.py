@@ -18,10 +18,10 @@ def feed(path, start, end=None):
     opts = {"path": path, "readChangeFeed": "true", "startingVersion": str(start)}
     if end is not None:
         opts["endingVersion"] = str(end)
-    scan, spec, tasks = batch_change_feed(opts)
+    fs, pairs = batch_change_feed(opts)
     rows = []
-    for t in tasks:
-        for b in read_changes(scan.fs, spec, t):
+    for spec, t in pairs:
+        for b in read_changes(fs, spec, t):
             rows += list(zip(*[b.column(n).to_pylist() for n in
                                ("_change_type", "a", "b", "_commit_version", "_commit_timestamp")]))
     return rows
@@ -71,9 +71,9 @@ def test_a_major_compaction_names_the_oldest_version_the_feed_can_start_from(tmp
 
 
 def _changes(path, start):
-    scan, spec, tasks = batch_change_feed({"path": path, "readChangeFeed": "true",
-                                           "startingVersion": str(start)})
-    return [r for t in tasks for b in read_changes(scan.fs, spec, t) for r in b.to_pylist()]
+    fs, pairs = batch_change_feed({"path": path, "readChangeFeed": "true",
+                                   "startingVersion": str(start)})
+    return [r for spec, t in pairs for b in read_changes(fs, spec, t) for r in b.to_pylist()]
 
 
 def test_feed_of_hive_written_tables(corpus_copy):

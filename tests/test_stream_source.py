@@ -187,3 +187,47 @@ def test_a_hive_written_table(corpus_copy):
     with pytest.raises(StreamingError, match="Write id 3 "):
         drive(path, startingVersion=3)
     assert drive(path, startingVersion=3, skipChangeCommits="true")[0] == [(2, 3, []), (3, 4, [])]
+
+
+def test_a_compacted_partition_no_unread_write_id_wrote(tmp_path):
+    """A compactor names its base after the table's highest write id: a base_3 in a partition
+    that no unread write id wrote erased nothing (the log says which partitions each wrote)."""
+    from spark_hive_acid.io.registry import get_filesystem
+
+    root = tmp_path / "t"
+    fs, path = get_filesystem(str(root), {})
+
+    def write(part, rows):
+        txn = pathlog.begin(fs, path, "append")
+        w = txn.write_id
+        write_acid_file(root / f"p={part}" / delta_name(w, w, 0) / "bucket_00000", ROW,
+                        inserts(w, bp(0), rows))
+        pathlog.commit(fs, txn, partitions=[f"p={part}"])
+
+    def compact(part, events):
+        write_acid_file(root / f"p={part}" / base_name(3) / "bucket_00000", ROW, events)
+        write_metadata_acid(root / f"p={part}" / base_name(3))
+
+    write(0, [(1, "a")])
+    write(1, [(2, "b")])
+    _, offset = drive(str(root))  # write ids 1, 2 read
+    write(1, [(3, "c")])
+    compact(0, inserts(1, bp(0), [(1, "a")]))
+    batches, _ = drive(str(root), offset)
+    assert all_rows(batches) == [3]
+    compact(1, inserts(2, bp(0), [(2, "b")]) + inserts(3, bp(0), [(3, "c")]))
+    with pytest.raises(StreamingError, match="p=1/base_0000003.*write ids 3 to 3"):
+        drive(str(root), offset)
+
+
+def test_an_insert_overwrite_is_a_change_commit(tmp_path):
+    h = History(tmp_path / "t")
+    h.write(n_insert=2)
+    _, offset = drive(str(h.root))
+    h.write(n_insert=1)  # 2
+    h.overwrite(2)  # 3: base_0000003
+    h.write(n_insert=1)  # 4
+    with pytest.raises(StreamingError, match="Write id 3 .*base_0000003"):
+        drive(str(h.root), offset)
+    batches, _ = drive(str(h.root), offset, skipChangeCommits="true")
+    assert [(lo, hi, rows) for lo, hi, rows in batches] == [(1, 2, [2]), (2, 3, []), (3, 4, [5])]

@@ -38,8 +38,8 @@ def test_metastore_source_and_feed(metastore, tmp_path):
         held.commit()
     batches, offset = drive_planner(opts, offset)
     assert all_rows(batches) == [3]
-    scan, spec, tasks = batch_change_feed({**opts, "readChangeFeed": "true",
-                                           "startingVersion": str(first)})
+    fs, pairs = batch_change_feed({**opts, "readChangeFeed": "true",
+                                   "startingVersion": str(first)})
     rows = sorted((r["a"], r["_change_type"], r["_commit_timestamp"])
-                  for t in tasks for b in read_changes(scan.fs, spec, t) for r in b.to_pylist())
+                  for spec, t in pairs for b in read_changes(fs, spec, t) for r in b.to_pylist())
     assert rows == [(1, "insert", None), (2, "insert", None), (3, "insert", None)]

@@ -9,6 +9,10 @@ write id) and ``_commit_timestamp`` (where the table records it: the path-mode l
   and bucket (in a snapshot at B, deletes not applied), joined on ROW__ID.
 * An UPDATE is the delete + insert pair of one write id (Hive's split update): in a write id with
   both, deletes are ``update_preimage`` and inserts ``update_postimage``.
+* An INSERT OVERWRITE (a ``base_W`` no compactor wrote) deletes every row live before it in the
+  partitions it replaced and inserts the rows of its base (:func:`plan_overwrite`); a range is
+  cut at each overwrite (``stream.changefeed``), since a snapshot after it no longer shows the
+  deltas before it.
 
 A major compaction erases the events it folds into its base: a feed from A needs every compacted
 base chosen at B to be at most A; otherwise StreamingError names the oldest version it can start
@@ -40,14 +44,16 @@ CHANGE_FIELDS = (pa.field(CHANGE_TYPE, pa.string()), pa.field(COMMIT_VERSION, pa
                  pa.field(COMMIT_TIMESTAMP, pa.timestamp("us", tz="UTC")))
 INSERT, DELETE = "insert", "delete"
 PREIMAGE, POSTIMAGE = "update_preimage", "update_postimage"
+SNAPSHOT, REPLACED = "snapshot", "replaced"  # task kinds: every row inserted / deleted
 _KEYS = ("__owid", "__bucket", "__rowid")
 
 
 @dataclass(frozen=True)
 class ChangeTask:
     """One Spark task of a change feed: ``kind`` is "insert" (insert events of the range),
-    "delete" (one data slice, joined with its delete events of the range) or "snapshot" (a
-    stream's first micro-batch: every row, as inserted at the snapshot's version)."""
+    "delete" (one data slice, joined with its delete events of the range), "snapshot" (a
+    stream's first micro-batch: every row, as inserted at the snapshot's version) or "replaced"
+    (every row of a partition an INSERT OVERWRITE replaced, as deleted at its write id)."""
 
     kind: str
     task: ReadTask
@@ -71,21 +77,20 @@ def change_schema(columns: Sequence[pa.Field]) -> pa.Schema:
 
 
 def plan_changes(scan: TableScan, out_schema: pa.Schema, low: Optional[int],
-                 times: Mapping[int, float] | None = None) -> tuple[ChangeSpec, list[ChangeTask]]:
+                 times: Mapping[int, float] | None = None,
+                 written: Optional[Mapping[int, Optional[Sequence[str]]]] = None
+                 ) -> tuple[ChangeSpec, list[ChangeTask]]:
     """The change tasks of (``low``, B], ``scan`` being the table at snapshot B (``low`` None:
-    the whole snapshot B, as inserts). ``out_schema``: :func:`change_schema` of the columns."""
-    table_cols = [f for f in out_schema if f.name not in {c.name for c in CHANGE_FIELDS}]
-    names = [ROW_ID_COLUMN] + [f.name for f in table_cols if f.name.lower() != ROW_ID_COLUMN]
-    arrow = pa.schema([pa.field(n, scan.all_columns(True)[0].type) if n == ROW_ID_COLUMN
-                       else next(f for f in table_cols if f.name == n) for n in names])
-    data = scan.read_spec(arrow)
+    the whole snapshot B, as inserts). ``out_schema``: :func:`change_schema` of the columns;
+    ``times``: commit times by write id; ``written``: see ``read.ranges.check_not_erased``."""
+    data = scan.read_spec(_data_schema(scan, out_schema))
     times = dict(times or {})
     b = scan.write_ids.high_watermark
     if low is None:
         spec = ChangeSpec(data, out_schema, None, times=tuple(sorted(times.items())),
                           snapshot_version=b)
-        return spec, [ChangeTask("snapshot", t) for t in scan.tasks()]
-    check_not_erased(scan.fs, scan.plan, low, "the change feed")
+        return spec, [ChangeTask(SNAPSHOT, t) for t in scan.tasks()]
+    check_not_erased(scan.fs, scan.plan, low, "the change feed", written)
     rng = WriteIdRange.of_range(scan.write_ids, low)
     inserted: set[int] = set()
     deleted: set[int] = set()
@@ -106,6 +111,42 @@ def plan_changes(scan: TableScan, out_schema: pa.Schema, low: Optional[int],
     return spec, tasks
 
 
+def plan_overwrite(at_w: TableScan, before: TableScan, out_schema: pa.Schema,
+                   times: Mapping[int, float] | None = None) -> tuple[list[ChangeTask], ChangeSpec,
+                                                                      ChangeSpec]:
+    """The changes of an INSERT OVERWRITE, write id W (``at_w``: the table at W, ``before``: at
+    W-1): in each partition it replaced (a ``base_W`` that no compactor wrote), every row live
+    before is deleted and every row of ``base_W`` inserted. Returns the tasks and the specs of
+    its inserts and of its deletes (a task's kind says which)."""
+    w = at_w.write_ids.high_watermark
+    arrow = _data_schema(at_w, out_schema)
+    replaced = {pl.path for pl in at_w.plan.partitions
+                if pl.state.base is not None and pl.state.base.write_id == w}
+    rng = WriteIdRange.of_range(at_w.write_ids, w - 1)
+    stamp = tuple(sorted((times or {}).items()))
+    inserts = ChangeSpec(replace(at_w.read_spec(arrow), write_ids=rng), out_schema, rng,
+                         times=stamp, snapshot_version=w)
+    deletes = ChangeSpec(before.read_spec(arrow), out_schema, None, times=stamp,
+                         snapshot_version=w)
+    base_slices = [replace(s, deletes=(), check_current_write_id=True) for s in at_w.plan.slices
+                   if (d := dir_of(s)) is not None and d.is_base and d.write_id == w]
+    tasks = [ChangeTask(INSERT, t) for t in
+             with_slices(at_w.plan, base_slices).tasks(at_w.options.split_bytes, 2)]
+    old = [s for s in before.plan.slices if before.plan.partitions[s.partition_index].path
+           in replaced]
+    tasks += [ChangeTask(REPLACED, t) for t in
+              with_slices(before.plan, old).tasks(before.options.split_bytes, 2)]
+    return tasks, inserts, deletes
+
+
+def _data_schema(scan: TableScan, out_schema: pa.Schema) -> pa.Schema:
+    """row__id + the output's table columns (what every change task reads)."""
+    table_cols = [f for f in out_schema if f.name not in {c.name for c in CHANGE_FIELDS}]
+    names = [ROW_ID_COLUMN] + [f.name for f in table_cols if f.name.lower() != ROW_ID_COLUMN]
+    return pa.schema([pa.field(n, scan.all_columns(True)[0].type) if n == ROW_ID_COLUMN
+                      else next(f for f in table_cols if f.name == n) for n in names])
+
+
 def _delete_dir_max(path: str) -> int:
     d = dir_of(FileSlice(path, 0, "acid", 0, 0))
     return d.max_write_id if d is not None else -1
@@ -113,11 +154,11 @@ def _delete_dir_max(path: str) -> int:
 
 def read_changes(fs: FileSystem, spec: ChangeSpec, task: ChangeTask) -> Iterator[pa.RecordBatch]:
     """The change rows of one task, as ``spec.out_schema`` batches."""
-    if task.kind == "snapshot":
-        reader = TaskReader(fs, replace(spec.data, write_ids=spec.data.write_ids))
-        for batch in reader.read(task.task):
+    if task.kind in (SNAPSHOT, REPLACED):  # every row read, as inserted / deleted at a version
+        kind = INSERT if task.kind == SNAPSHOT else DELETE
+        for batch in TaskReader(fs, spec.data).read(task.task):
             n = batch.num_rows
-            yield _output(spec, batch, pa.array([INSERT] * n, pa.string()),
+            yield _output(spec, batch, pa.array([kind] * n, pa.string()),
                           np.full(n, spec.snapshot_version, np.int64))
         return
     if task.kind == INSERT:

@@ -11,7 +11,7 @@ says so (:func:`check_not_erased`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -65,21 +65,32 @@ def snapshot_at(snapshot: ValidIdList, write_id: int) -> ValidIdList:
     return ValidIdList.of(max(write_id, 0), open_ids, aborted, snapshot.table_name)
 
 
-def check_not_erased(fs: FileSystem, plan: TablePlan, low: int, what: str) -> None:
+def check_not_erased(fs: FileSystem, plan: TablePlan, low: int, what: str,
+                     written: Optional[Mapping[int, Optional[Sequence[str]]]] = None) -> None:
     """StreamingError when a compacted base chosen by the plan holds write ids above ``low``:
-    the compaction erased the events of (low, base] (deleted rows, and which write id did what)."""
+    the compaction erased the events of (low, base] (deleted rows, and which write id did what).
+    ``written``: ``{write id: partitions it wrote (None: unknown)}`` where the table records it
+    (the path-mode log); a base of a partition no write id of (low, base] wrote erased nothing
+    (a compactor names its base after the table's highest write id)."""
     for pl in plan.partitions:
         base = pl.state.base
-        if base is not None and base.write_id > low and _compacted(fs, base):
-            raise StreamingError(
-                f"A major compaction ({base.path}) erased the history of write ids {low + 1} to "
-                f"{base.write_id} that {what} needs. The oldest version it can start from now is "
-                f"{base.write_id + 1}: start a new stream (new checkpoint) with "
-                f"startingVersion={base.write_id + 1} or without startingVersion (the current "
-                "snapshot first, then new write ids)")
+        if base is None or base.write_id <= low or not is_compacted(fs, base):
+            continue
+        if written is not None:
+            rel = pl.path[len(plan.table_path):].strip("/")
+            if not any(parts is None or rel in parts
+                       for w, parts in written.items() if low < w <= base.write_id):
+                continue
+        raise StreamingError(
+            f"A major compaction ({base.path}) erased the history of write ids {low + 1} to "
+            f"{base.write_id} that {what} needs. The oldest version it can start from now is "
+            f"{base.write_id + 1}: start a new stream (new checkpoint) with "
+            f"startingVersion={base.write_id + 1} or without startingVersion (the current "
+            "snapshot first, then new write ids)")
 
 
-def _compacted(fs: FileSystem, base: ParsedDir) -> bool:
+def is_compacted(fs: FileSystem, base: ParsedDir) -> bool:
+    """A compactor's base (``_vT`` or the ``_metadata_acid`` marker), not an INSERT OVERWRITE's."""
     if base.visibility_txn:
         return True
     meta = read_metadata_file(fs, base.path)

@@ -214,9 +214,8 @@ class ChangeFeedReader(DataSourceReader):
     """``spark.read.format("hiveacid").option("readChangeFeed", "true")``."""
 
     def __init__(self, options: dict, schema: StructType):
-        scan, spec, tasks = batch_change_feed(options, to_arrow_schema(schema, timezone="UTC"))
-        self.fs = scan.fs
-        self.partitions_ = [ChangePartition(scan.fs, spec, t) for t in tasks]
+        fs, pairs = batch_change_feed(options, to_arrow_schema(schema, timezone="UTC"))
+        self.partitions_ = [ChangePartition(fs, spec, t) for spec, t in pairs]
 
     def partitions(self) -> list[InputPartition]:
         return list(self.partitions_)
@@ -236,8 +235,8 @@ class ChangeFeedStreamReader(HiveAcidStreamReader):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         if start == end or (not start.get(PENDING) and start.get(WRITE_ID) == end.get(WRITE_ID)):
             return []
-        scan, spec, tasks = stream_change_batch(self.planner, start, end, self.arrow_schema)
-        return [ChangePartition(scan.fs, spec, t) for t in tasks]
+        fs, pairs = stream_change_batch(self.planner, start, end, self.arrow_schema)
+        return [ChangePartition(fs, spec, t) for spec, t in pairs]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_change_partition(partition)

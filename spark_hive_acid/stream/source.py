@@ -25,10 +25,11 @@ from ..acid.names import ParsedDir
 from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, StreamingError
 from ..read.ranges import (
-    WriteIdRange, check_not_erased, event_write_ids, insert_slices, snapshot_at, with_slices,
+    WriteIdRange, check_not_erased, event_write_ids, insert_slices, is_compacted, snapshot_at,
+    with_slices,
 )
 from ..read.scan import TableScan
-from .versions import current_snapshot, low_watermark
+from .versions import current_snapshot, low_watermark, partitions_written
 
 log = logging.getLogger(__name__)
 
@@ -135,9 +136,19 @@ class StreamPlanner:
             "the change feed (option readChangeFeed=true)")
 
     def versions(self, snap: ValidIdList, a: int, b: int) -> list[Version]:
-        """The write ids in (a, b] that left directories, with their file counts and kinds."""
+        """The write ids in (a, b] that left directories, with their file counts and kinds, up to
+        the first INSERT OVERWRITE (a snapshot after it no longer shows the deltas before it)."""
         scan = self._scan(snapshot_at(snap, b))
-        check_not_erased(scan.fs, scan.plan, a, "this stream")
+        overwrites = sorted((d.write_id, d.path) for pl in scan.plan.partitions
+                            for d in pl.state.all_acid_dirs
+                            if d.is_base and a < d.write_id <= b and snap.is_valid(d.write_id)
+                            and not is_compacted(scan.fs, d))
+        if overwrites:
+            w = overwrites[0][0]
+            before = self.versions(snap, a, w - 1) if w - 1 > a else []
+            return before + [Version(w, change=True, where=[p for x, p in overwrites if x == w])]
+        check_not_erased(scan.fs, scan.plan, a, "this stream",
+                         partitions_written(self.options, a, b))
         rng = WriteIdRange.of_range(snapshot_at(snap, b), a)
         found: dict[int, Version] = {}
 
@@ -153,8 +164,6 @@ class StreamPlanner:
                 + (1 if s.first_stripe == 0 else 0)
         for pl in scan.plan.partitions:
             st = pl.state
-            if st.base is not None and st.base.write_id > a:  # an INSERT OVERWRITE (not erased)
-                add(st.base.write_id, st.base, 0, True)
             for d in st.deltas:
                 if d.max_write_id <= a:
                     continue

@@ -56,3 +56,21 @@ def operations(options: Mapping[str, str]) -> Optional[dict[int, str]]:
     fs, path = get_filesystem(opt.get_str(options, "path") or "", options)
     return {int(e["writeId"]): str(e.get("operation")) for e in read_events(fs, path)
             if e.get("state") == COMMITTED}
+
+
+def partitions_written(options: Mapping[str, str], low: int, high: int
+                       ) -> Optional[dict[int, Optional[list[str]]]]:
+    """``{write id: partitions it wrote}`` for the committed write ids in (low, high] of a
+    path-mode table's log (None for a record that does not say: one rebuilt by repair_log);
+    None when the table keeps no log."""
+    if opt.get_str(options, "table"):
+        return None
+    fs, path = get_filesystem(opt.get_str(options, "path") or "", options)
+    if read_snapshot(fs, path) is None:
+        return None
+    out: dict[int, Optional[list[str]]] = {}
+    for ev in read_events(fs, path):
+        w = int(ev["writeId"])
+        if low < w <= high and ev.get("state") == COMMITTED:
+            out[w] = list(ev.get("partitions") or []) if ev.get("operation") else None
+    return out
