@@ -82,6 +82,10 @@ def test_kill_before_during_and_after_a_commit_then_restart(tmp_path, hive_ref):
     batches = [int(e["properties"]["streamBatchId"]) for e in read_events(fs, path)
                if e["state"] == "committed"]
     assert batches == list(range(FILES))  # one write id per batch, batch 3 committed once
+    # the attempts killed before and during their commit were aborted by their replays (not
+    # left open until they went stale, holding back every reader's low watermark)
+    from spark_hive_acid.acid.logstate import load_state
+    assert load_state(fs, path).open_ids == []
     snap = read_snapshot(fs, path)
     from hive_ref import valid_txns
 

@@ -36,7 +36,7 @@ from ..read.scan import TableScan
 from ..stream.changefeed import (
     batch_change_feed, feed_columns, read_options, stream_change_batch, wants_change_feed,
 )
-from ..stream.sink import commit_batch, state_in_snapshot
+from ..stream.sink import claim_for_task, commit_batch, state_in_snapshot
 from ..stream.source import PENDING, WRITE_ID, SourceOptions, StreamPlanner
 from ..write.task_writer import StagedFile
 from ._compat import in_stream_commit_worker, stream_batch_of_task
@@ -78,8 +78,11 @@ class HiveAcidStreamWriter(DataSourceStreamArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> StreamCommitMessage:
         if self.batch is None:
             raise UnsupportedOperationError("this stream writer only commits (no transaction)")
-        msg = self.batch.write(iterator)
         query_id, batch_id = stream_batch_of_task()
+        if query_id is not None and batch_id is not None:
+            claim_for_task(self.batch.fs, self.batch.spec.table_path, query_id, batch_id,
+                           self.batch.write_id)
+        msg = self.batch.write(iterator)
         return StreamCommitMessage(msg.task, msg.attempt, msg.files, query_id, batch_id,
                                    self.batch)
 

@@ -21,11 +21,13 @@ import time
 from typing import Iterable, Optional
 
 from ..acid.logstate import (
-    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, _EVENTS, _numbered, _sub, read_event,
+    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, _EVENTS, _numbered, _sub, load_state,
+    read_event,
 )
 from ..acid.snapshot import ValidIdList
 from ..exceptions import AlreadyCommittedError, CommitStateUnknownError, StorageError
 from ..io.filesystem import FileSystem
+from ..txn import pathlog
 from ..txn.base import ONCE_PROPERTY, Transaction
 from ..txn.committer import commit_write, remove_quietly
 from ..acid.layout import staging_dir
@@ -66,6 +68,7 @@ def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
     "aborted") is needed in metastore mode."""
     props = batch_properties(query_id, batch_id)
     if path_mode:
+        _abort_earlier_attempt(fs, table.table_path, query_id, batch_id, txn.write_id)
         done = last_committed_batch(fs, table.table_path, query_id)
         if done is not None and done >= batch_id:
             return _skip(fs, table, txn, query_id, batch_id, f"the log records batch {done}")
@@ -75,7 +78,10 @@ def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
             return _skip(fs, table, txn, query_id, batch_id,
                          f"write id {claimed} committed it")
     try:
-        return commit_write(fs, table, txn, staged, properties=props)
+        result = commit_write(fs, table, txn, staged, properties=props)
+        if path_mode:
+            _drop_older_claims(fs, table.table_path, query_id, batch_id)
+        return result
     except AlreadyCommittedError as e:
         log.info("Batch %d of streaming query %s was already committed: %s", batch_id,
                  query_id, e)
@@ -132,6 +138,33 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_
         log.info("Write id %d that claimed batch %d of %s was aborted: taking the batch over",
                  other, batch_id, query_id)
         fs.delete(path)
+
+
+def claim_for_task(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
+                   write_id: int) -> None:
+    """Tasks claim their batch for their write id as they start (the first one creates the claim),
+    so that a replay finds, and ends, an attempt that died before its commit."""
+    fs.mkdirs(fs.join(table_path, CLAIMS_DIR, query_id))
+    body = json.dumps({"writeId": int(write_id), "time": time.time()}).encode("utf-8")
+    fs.create_exclusive(claim_path(fs, table_path, query_id, batch_id), body)
+
+
+def _abort_earlier_attempt(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
+                           write_id: int) -> None:
+    """Path mode: an earlier attempt of this batch whose write id is still open died (Spark
+    replays a batch only after its query stopped): abort it now rather than when it goes stale,
+    so that it holds back no reader's low watermark. Should that attempt still be committing, the
+    log orders the two records: its commit first (the batch is in) or this abort first."""
+    path = claim_path(fs, table_path, query_id, batch_id)
+    other = _claim_owner(fs, path) if fs.exists(path) else None
+    if other is None or other == write_id:
+        return
+    state = load_state(fs, table_path)
+    if state is not None and state.state_of(other) == OPEN and other in state.allocated:
+        log.warning("Write id %d, an earlier attempt of batch %d of streaming query %s, is still "
+                    "open: aborting it", other, batch_id, query_id)
+        pathlog.abort(fs, table_path, other, f"batch {batch_id} of {query_id} is replayed by "
+                                             f"write id {write_id}")
 
 
 def _claim_owner(fs: FileSystem, path: str) -> Optional[int]:
