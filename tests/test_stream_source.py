@@ -231,3 +231,28 @@ def test_an_insert_overwrite_is_a_change_commit(tmp_path):
         drive(str(h.root), offset)
     batches, _ = drive(str(h.root), offset, skipChangeCommits="true")
     assert [(lo, hi, rows) for lo, hi, rows in batches] == [(1, 2, [2]), (2, 3, []), (3, 4, [5])]
+
+
+def test_an_insert_only_table(tmp_path):
+    """Insert-only (MM) tables: no write id in the files, each delta is one write id; the change
+    feed is refused (they only ever get inserts)."""
+    import pyarrow as pa
+
+    from spark_hive_acid.direct import write_table
+    from spark_hive_acid.exceptions import UnsupportedOperationError
+    from spark_hive_acid.stream.changefeed import batch_change_feed
+
+    path = str(tmp_path / "mm")
+    mm = {"tableProperties": "transactional_properties=insert_only", "fileFormat": "parquet"}
+
+    def append(ids):
+        write_table(pa.table({"a": pa.array(ids, pa.int32())}), path, options=mm)
+
+    append([1, 2])
+    _, offset = drive(path)
+    append([3])
+    append([4, 5])
+    batches, _ = drive(path, offset, maxWriteIdsPerTrigger=1)
+    assert [rows for _, _, rows in batches] == [[3], [4, 5]]
+    with pytest.raises(UnsupportedOperationError, match="insert-only"):
+        batch_change_feed({"path": path, "readChangeFeed": "true", "startingVersion": "1"})

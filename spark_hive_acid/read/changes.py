@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from ..acid.orc import delete_key_columns, is_acid_schema, key_arrays, open_orc
 from ..acid.snapshot import ValidIdList
-from ..exceptions import CorruptFileError
+from ..exceptions import CorruptFileError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from .plan import FileSlice, ReadTask
 from .ranges import (
@@ -83,6 +83,10 @@ def plan_changes(scan: TableScan, out_schema: pa.Schema, low: Optional[int],
     """The change tasks of (``low``, B], ``scan`` being the table at snapshot B (``low`` None:
     the whole snapshot B, as inserts). ``out_schema``: :func:`change_schema` of the columns;
     ``times``: commit times by write id; ``written``: see ``read.ranges.check_not_erased``."""
+    if scan.insert_only:
+        raise UnsupportedOperationError(
+            f"{scan.display} is an insert-only table: it has no change feed (it only ever gets "
+            "inserts); stream its new rows with readStream.format('hiveacid') instead")
     data = scan.read_spec(_data_schema(scan, out_schema))
     times = dict(times or {})
     b = scan.write_ids.high_watermark

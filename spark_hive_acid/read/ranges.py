@@ -21,7 +21,7 @@ from ..acid.snapshot import RangeResponse, ValidIdList
 from ..acid.state import read_metadata_file
 from ..exceptions import StreamingError
 from ..io.filesystem import FileStatus, FileSystem
-from .plan import ACID, RAW, FileSlice, TablePlan
+from .plan import ACID, INSERT_ONLY, RAW, FileSlice, TablePlan
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,20 @@ def insert_slices(plan: TablePlan, rng: WriteIdRange) -> list[FileSlice]:
     holds any outside the range."""
     out = []
     for s in plan.slices:
-        if s.kind not in (ACID, RAW):
+        if s.kind not in (ACID, RAW, INSERT_ONLY):
             continue
         d = dir_of(s)
         if d is None or d.is_base or d.max_write_id <= rng.low:
             continue
         check = rng.range_valid(d.min_write_id, d.max_write_id) is not RangeResponse.ALL
+        if check and s.kind != ACID:  # no write id per row: the directory must be all in range
+            if rng.range_valid(d.min_write_id, d.max_write_id) is RangeResponse.NONE:
+                continue
+            raise StreamingError(
+                f"{d.path} holds write ids {d.min_write_id} to {d.max_write_id} in files without "
+                f"a write id per row (insert-only or LOAD DATA files), and only some of them are "
+                f"in the range {rng.low + 1} to {rng.high_watermark} being read: a compaction "
+                "merged write ids a stream had not all read. Start a new stream (new checkpoint)")
         out.append(replace(s, deletes=(), check_current_write_id=check))
     return out
 

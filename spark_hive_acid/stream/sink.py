@@ -112,11 +112,9 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_
     deadline = time.time() + CLAIM_WAIT_S
     unreadable_since: Optional[float] = None
     while True:
-        if fs.create_exclusive(path, body):
+        other = write_id if fs.create_exclusive(path, body) else _claim_owner(fs, path)
+        if other == write_id:  # ours (its tasks may have created it)
             _drop_older_claims(fs, table_path, query_id, batch_id)
-            return None
-        other = _claim_owner(fs, path)
-        if other == write_id:
             return None
         if other is None:  # being written, or its writer died before writing it
             unreadable_since = unreadable_since or time.time()
