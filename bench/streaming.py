@@ -7,6 +7,7 @@ tasks, the sink's commit) and Spark's streaming bookkeeping around them (offset 
 listing the input), from the query's progress reports.
 
     python -m bench.streaming [--batches 10] [--batch-rows 200000] [--reps 3] [--partitions 0]
+                              [--control]
 """
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--partitions", type=int, default=0)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--control", action="store_true",
+                    help="also Spark's own Parquet sink, streamed vs batch appends (same batches)")
     args = ap.parse_args(argv)
     spark = start_spark(2, shuffle_partitions=2)
     work = Path(tempfile.mkdtemp(prefix="hiveacid-bench-streaming-"))
@@ -86,8 +89,25 @@ def main(argv: list[str] | None = None) -> None:
 
         progress: list[tuple[float, float]] = []
 
-        res = measure({"batch appends": batch_appends, "stream": stream}, reps=args.reps,
-                      warmup=args.warmup, log=lambda m: print(m, flush=True))
+        def parquet_appends() -> int:  # control: Spark's own file sink, same batches
+            table = fresh("pq-batch")
+            for f in files:
+                spark.read.schema(schema).parquet(f).write.mode("append").parquet(table)
+            return len(files)
+
+        def parquet_stream() -> int:
+            table = fresh("pq-stream")
+            q = (spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(src))
+                 .writeStream.format("parquet").option("checkpointLocation", table + "-checkpoint")
+                 .trigger(availableNow=True).start(table))
+            q.awaitTermination()
+            return len(q.recentProgress)
+
+        cases = {"batch appends": batch_appends, "stream": stream}
+        if args.control:
+            cases.update({"parquet appends": parquet_appends, "parquet stream": parquet_stream})
+        res = measure(cases, reps=args.reps, warmup=args.warmup,
+                      log=lambda m: print(m, flush=True))
         rows = args.batches * args.batch_rows
         out = {"batches": args.batches, "batch_rows": args.batch_rows,
                "partitions": args.partitions, "reps": args.reps,
@@ -100,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
         if out["batch_appends_s"] and out["stream_s"]:
             out["stream_throughput_vs_batch"] = round(out["batch_appends_s"] / out["stream_s"], 3)
             out["stream_rows_per_s"] = round(rows / out["stream_s"])
+        if args.control and res["parquet stream"].get("median_s"):
+            out["parquet_stream_vs_batch"] = round(
+                res["parquet appends"]["median_s"] / res["parquet stream"]["median_s"], 3)
         print(json.dumps(out))
     finally:
         spark.stop()

@@ -35,14 +35,11 @@ def drive_planner(options, state=None, read_all=False, cap=None):
         end = planner.latest_offset(offset, read_all=read_all, cap=cap)
         if end == offset:
             return batches, offset
-        planned = planner.batch_scan(offset, end)
-        rows = []
-        if planned is not None:
-            scan, tasks, rng = planned
-            spec = scan.read_spec(scan.to_arrow().schema)
-            spec = replace(spec, write_ids=rng) if rng is not None else spec
-            rows = sorted(v for t in tasks for b in TaskReader(scan.fs, spec).read(t)
-                          for v in b.column("a").to_pylist())
+        scan, tasks, rng = planner.batch_scan(offset, end)
+        spec = scan.read_spec(scan.to_arrow().schema)
+        spec = replace(spec, write_ids=rng) if rng is not None else spec
+        rows = sorted(v for t in tasks for b in TaskReader(scan.fs, spec).read(t)
+                      for v in b.column("a").to_pylist())
         batches.append((offset.get("writeId"), end["writeId"], rows))
         offset = end
     raise AssertionError("the source never stopped")

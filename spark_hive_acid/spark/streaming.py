@@ -173,10 +173,7 @@ class HiveAcidStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         if start == end or (not start.get(PENDING) and start.get(WRITE_ID) == end.get(WRITE_ID)):
             return []
-        planned = self.planner.batch_scan(start, end)
-        if planned is None:
-            return []
-        scan, tasks, rng = planned
+        scan, tasks, rng = self.planner.batch_scan(start, end)
         spec = scan.read_spec(self.arrow_schema)
         if rng is not None:
             spec = replace(spec, write_ids=rng)

@@ -180,9 +180,10 @@ class StreamPlanner:
         return [found[w] for w in sorted(found)]
 
     # --- micro-batches -------------------------------------------------------------------------
-    def batch_scan(self, start: dict, end: dict) -> Optional[tuple[TableScan, list, WriteIdRange]]:
-        """``(scan, tasks, write-id filter)`` of the rows micro-batch (start, end] returns; None
-        for a change commit that is skipped."""
+    def batch_scan(self, start: dict, end: dict
+                   ) -> tuple[TableScan, list, Optional[WriteIdRange]]:
+        """``(scan, tasks, write-id filter)`` of the rows micro-batch (start, end] returns (no
+        filter for the first, snapshot, batch; no task for a change commit that is skipped)."""
         snap, _ = self.latest()
         b = int(end[WRITE_ID])
         if start.get(PENDING):
