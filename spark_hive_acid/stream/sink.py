@@ -142,9 +142,12 @@ def claim_for_task(fs: FileSystem, table_path: str, query_id: str, batch_id: int
                    write_id: int) -> None:
     """Tasks claim their batch for their write id as they start (the first one creates the claim),
     so that a replay finds, and ends, an attempt that died before its commit."""
+    path = claim_path(fs, table_path, query_id, batch_id)
+    if fs.exists(path):  # another task (or an earlier attempt) claimed it: a commit decides
+        return
     fs.mkdirs(fs.join(table_path, CLAIMS_DIR, query_id))
     body = json.dumps({"writeId": int(write_id), "time": time.time()}).encode("utf-8")
-    fs.create_exclusive(claim_path(fs, table_path, query_id, batch_id), body)
+    fs.create_exclusive(path, body)
 
 
 def _abort_earlier_attempt(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
