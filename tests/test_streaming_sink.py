@@ -109,8 +109,8 @@ def test_metastore_table_kill_during_and_after_a_commit_then_restart(
 
     name = f"s_{uuid.uuid4().hex[:8]}"
     loc = tmp_path / name
-    with metastore.client() as c:
-        c.create_table("default", name, [("id", "bigint"), ("part", "string")],
+    with metastore.client() as c:  # partitioned and bucketed
+        c.create_table("default", name, [("id", "bigint")], partition_keys=[("part", "string")],
                        bucket_cols=["id"], num_buckets=2, location=f"file:{loc}")
     src, ckpt = _input(tmp_path), tmp_path / "ckpt"
     args = [str(src), str(ckpt), "--table", f"default.{name}", "--metastore", metastore.uri]
@@ -122,7 +122,7 @@ def test_metastore_table_kill_during_and_after_a_commit_then_restart(
     with metastore.client() as c:
         txns = c.read_snapshot("default", name)[1]
     committed: dict[int, set] = {}  # batch -> the committed write ids whose markers name it
-    for p in loc.glob("delta_*/_hiveacid_commit.json"):
+    for p in loc.glob("part=*/delta_*/_hiveacid_commit.json"):
         marker = json.loads(p.read_text())
         if txns.is_valid(marker["writeId"]):
             committed.setdefault(int(marker["properties"]["streamBatchId"]), set()).add(
@@ -131,6 +131,10 @@ def test_metastore_table_kill_during_and_after_a_commit_then_restart(
     assert all(len(w) == 1 for w in committed.values())
     from hive_ref import valid_txns
 
-    hive = hive_ref.read(loc, [("id", "bigint"), ("part", "string")], bucket_count=2,
-                         valid_txns=valid_txns(txns.high_watermark, txns.exceptions))
-    assert sorted(v[0] for _, v in hive) == list(range(FILES * ROWS_PER_FILE))
+    hive = [v[0] for part in ("part=p0", "part=p1") for _, v in hive_ref.read(
+        loc / part, [("id", "bigint")], bucket_count=2,
+        valid_txns=valid_txns(txns.high_watermark, txns.exceptions))]
+    assert sorted(hive) == list(range(FILES * ROWS_PER_FILE))
+    with metastore.client() as c:  # the stream registered the partitions it wrote
+        assert sorted(p.name for p in c.list_partitions("default", name)) == \
+            ["part=p0", "part=p1"]
