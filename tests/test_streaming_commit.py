@@ -69,25 +69,27 @@ def test_a_replayed_batch_is_not_written_twice_in_path_mode(tmp_path):
     assert not fs.exists(staging_dir(fs, p, replay[2].write_id))
 
 
-def test_metastore_claims_wait_for_the_claiming_write_id(tmp_path):
-    """A claim held by an open write id is waited for; committed: the batch is skipped; aborted:
-    the claim is taken over."""
+def test_metastore_claims_end_the_earlier_attempt(tmp_path):
+    """A claim held by another write id: committed, the batch is skipped; still open, the earlier
+    attempt is aborted (then taken over); aborted, taken over."""
     path = str(tmp_path / "t")
     write_table(pa.table({"id": pa.array([0], pa.int64())}), path)
-    ref = PathTable(path)
-    fs, p = ref.location()
-    states = {5: ["open", "open", "committed"]}
+    fs, p = PathTable(path).location()
+    states = {5: "open"}
+    aborted = []
 
-    def state(w):
-        return states[w].pop(0) if len(states[w]) > 1 else states[w][0]
+    def abort(claim):
+        aborted.append((claim["writeId"], claim["txnId"]))
+        states[claim["writeId"]] = "aborted"
 
-    assert sink._claim(fs, p, "q", 3, 5, state) is None  # first claim: ours
-    assert sink._claim(fs, p, "q", 3, 5, state) is None  # ours again (same write id)
-    sink.CLAIM_WAIT_S, saved = 5.0, sink.CLAIM_WAIT_S
-    try:
-        assert sink._claim(fs, p, "q", 3, 6, state) == 5  # waited while open, then committed
-        states[5] = ["aborted"]
-        assert sink._claim(fs, p, "q", 3, 6, state) is None  # taken over
-        assert sink._claim_owner(fs, sink.claim_path(fs, p, "q", 3)) == 6
-    finally:
-        sink.CLAIM_WAIT_S = saved
+    def claim(w, txn=None):
+        return sink._claim(fs, p, "q", 3, {"writeId": w, "txnId": txn or w + 100},
+                           states.__getitem__, abort)
+
+    assert claim(5) is None  # first claim: ours
+    assert claim(5) is None  # ours again (its tasks made it)
+    assert claim(6) is None and aborted == [(5, 105)]  # 5 was open: aborted, taken over
+    assert sink._claim_owner(fs, sink.claim_path(fs, p, "q", 3)) == 6
+    states[6] = "committed"
+    assert claim(7) == 6  # committed: the batch is in
+    assert sink._read_claim(fs, sink.claim_path(fs, p, "q", 3))["txnId"] == 106

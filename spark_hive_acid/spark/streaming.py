@@ -52,14 +52,26 @@ class StreamBatchWriter(HiveAcidArrowWriter):
     batch_id: int = -1
 
     def _commit_resumed(self, txn: Any, staged: list[StagedFile], empty: list[str]) -> None:
-        path_mode = isinstance(self.table, PathTable)
-        commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
-                     path_mode=path_mode, write_id_state=None if path_mode else self._state)
+        if isinstance(self.table, PathTable):
+            commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
+                         path_mode=True)
+        else:
+            commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
+                         path_mode=False, write_id_state=self._state,
+                         abort_attempt=self._abort_attempt)
 
     def _state(self, write_id: int) -> str:
         with self.table.client() as client:  # type: ignore[attr-defined]
             snapshot = client.read_snapshot(self.table.db, self.table.name)[0]  # type: ignore
         return state_in_snapshot(snapshot, write_id)
+
+    def _abort_attempt(self, claim: dict) -> None:
+        """Abort an earlier attempt's metastore transaction (named by its claim) and remove what
+        it left, as its own handle would."""
+        w = int(claim["writeId"])
+        earlier = replace(self.handle, txn_id=int(claim.get("txnId", w)), write_id=w,  # type: ignore
+                          lock_id=None)
+        earlier.abort(f"batch {self.batch_id} of streaming query {self.query_id} is replayed")
 
 
 @dataclass
@@ -81,7 +93,7 @@ class HiveAcidStreamWriter(DataSourceStreamArrowWriter):
         query_id, batch_id = stream_batch_of_task()
         if query_id is not None and batch_id is not None:
             claim_for_task(self.batch.fs, self.batch.spec.table_path, query_id, batch_id,
-                           self.batch.write_id)
+                           self.batch.handle)
         msg = self.batch.write(iterator)
         return StreamCommitMessage(msg.task, msg.attempt, msg.files, query_id, batch_id,
                                    self.batch)

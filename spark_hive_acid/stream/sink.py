@@ -10,15 +10,20 @@ checkpoint, its commit is not) is recognised and not written twice:
   appending its record, a batch committed after its snapshot (``ONCE_PROPERTY``).
 * metastore mode: Hive 2.3 has no key/value commit, so the progress goes beside the files
   (``txn.commit_marker``), and a claim file ``<table>/_hiveacid_streams/<query>/<batch>`` names
-  the write id that is committing the batch. A replay that finds the claim waits until that
-  write id is no longer open: committed, the batch is done; aborted, it takes the claim over.
+  the write id (and transaction) committing the batch. A replay that finds another write id's
+  claim asks the metastore: committed, the batch is done; still open, the earlier attempt is
+  aborted; aborted, the replay takes the claim over.
+
+Tasks create the claim as they start (:func:`claim_for_task`), so a replay also finds an attempt
+that died before its commit and ends it at once (path mode too: an open write id would hold back
+every reader's low watermark until it went stale).
 """
 from __future__ import annotations
 
 import json
 import logging
 import time
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ..acid.logstate import (
     ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, _EVENTS, _numbered, _sub, load_state,
@@ -62,10 +67,13 @@ def last_committed_batch(fs: FileSystem, table_path: str, query_id: str) -> Opti
 
 def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
                  staged: Iterable[StagedFile], query_id: str, batch_id: int, *,
-                 path_mode: bool, write_id_state=None) -> Optional[CommitResult]:
+                 path_mode: bool, write_id_state: Optional[Callable[[int], str]] = None,
+                 abort_attempt: Optional[Callable[[dict], None]] = None
+                 ) -> Optional[CommitResult]:
     """Commit ``txn`` as batch ``batch_id`` of ``query_id``; None (``txn`` aborted, nothing
-    written) when that batch was committed before. ``write_id_state(w)`` ("open", "committed",
-    "aborted") is needed in metastore mode."""
+    written) when that batch was committed before. Metastore mode needs ``write_id_state(w)``
+    (OPEN, COMMITTED or ABORTED) and ``abort_attempt(claim)``, which aborts the transaction of
+    an earlier attempt's claim (``writeId``, ``txnId``)."""
     props = batch_properties(query_id, batch_id)
     if path_mode:
         _abort_earlier_attempt(fs, table.table_path, query_id, batch_id, txn.write_id)
@@ -73,7 +81,8 @@ def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
         if done is not None and done >= batch_id:
             return _skip(fs, table, txn, query_id, batch_id, f"the log records batch {done}")
     else:
-        claimed = _claim(fs, table.table_path, query_id, batch_id, txn.write_id, write_id_state)
+        claimed = _claim(fs, table.table_path, query_id, batch_id, _claim_body(txn),
+                         write_id_state, abort_attempt)
         if claimed is not None:
             return _skip(fs, table, txn, query_id, batch_id,
                          f"write id {claimed} committed it")
@@ -102,21 +111,36 @@ def claim_path(fs: FileSystem, table_path: str, query_id: str, batch_id: int) ->
     return fs.join(table_path, CLAIMS_DIR, query_id, f"{int(batch_id):019d}.json")
 
 
-def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_id: int,
-           write_id_state) -> Optional[int]:
-    """Claim the batch for ``write_id``; returns the write id that committed it before (None:
-    the claim is ours). Claims of the query's older batches are removed."""
+def _claim_body(txn: Any) -> dict:
+    """What a claim says: the write id (and the metastore transaction) committing the batch."""
+    body = {"writeId": int(txn.write_id), "time": time.time()}
+    txn_id = getattr(txn, "txn_id", None)
+    if txn_id is not None:
+        body["txnId"] = int(txn_id)
+    return body
+
+
+def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, body: dict,
+           write_id_state: Callable[[int], str],
+           abort_attempt: Optional[Callable[[dict], None]]) -> Optional[int]:
+    """Claim the batch for ``body["writeId"]``; returns the write id that committed it before
+    (None: the claim is ours). An earlier attempt's transaction still open is aborted (Spark
+    replays a batch only after the query that ran it stopped; should that attempt still be
+    committing, the metastore orders its commit and this abort, and the loop sees which won).
+    Claims of the query's older batches are removed."""
+    write_id = int(body["writeId"])
     path = claim_path(fs, table_path, query_id, batch_id)
     fs.mkdirs(fs.join(table_path, CLAIMS_DIR, query_id))
-    body = json.dumps({"writeId": int(write_id), "time": time.time()}).encode("utf-8")
+    data = json.dumps(body).encode("utf-8")
     deadline = time.time() + CLAIM_WAIT_S
     unreadable_since: Optional[float] = None
     while True:
-        other = write_id if fs.create_exclusive(path, body) else _claim_owner(fs, path)
+        claim = body if fs.create_exclusive(path, data) else _read_claim(fs, path)
+        other = None if claim is None else int(claim["writeId"])
         if other == write_id:  # ours (its tasks may have created it)
             _drop_older_claims(fs, table_path, query_id, batch_id)
             return None
-        if other is None:  # being written, or its writer died before writing it
+        if claim is None:  # being written, or its writer died before writing it
             unreadable_since = unreadable_since or time.time()
             if time.time() - unreadable_since > UNREADABLE_RECORD_GRACE_S:
                 fs.delete(path)
@@ -128,10 +152,15 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_
         if state == OPEN:
             if time.time() > deadline:
                 raise CommitStateUnknownError(
-                    f"Batch {batch_id} of streaming query {query_id} is being committed by write "
-                    f"id {other}, which stayed open for {CLAIM_WAIT_S:.0f} s; restart the query "
-                    "once it has ended")
-            time.sleep(0.5)
+                    f"Batch {batch_id} of streaming query {query_id} was claimed by write id "
+                    f"{other}, which could not be aborted in {CLAIM_WAIT_S:.0f} s; restart the "
+                    "query once it has ended")
+            if abort_attempt is not None:
+                log.warning("Write id %d, an earlier attempt of batch %d of streaming query %s, "
+                            "is still open: aborting it", other, batch_id, query_id)
+                abort_attempt(claim)
+            else:
+                time.sleep(0.5)
             continue
         log.info("Write id %d that claimed batch %d of %s was aborted: taking the batch over",
                  other, batch_id, query_id)
@@ -139,15 +168,15 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, write_
 
 
 def claim_for_task(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
-                   write_id: int) -> None:
-    """Tasks claim their batch for their write id as they start (the first one creates the claim),
-    so that a replay finds, and ends, an attempt that died before its commit."""
+                   txn: Any) -> None:
+    """Tasks claim their batch for their transaction (``txn``: its handle) as they start (the first
+    one creates the claim), so that a replay finds, and ends, an attempt that died before its
+    commit."""
     path = claim_path(fs, table_path, query_id, batch_id)
     if fs.exists(path):  # another task (or an earlier attempt) claimed it: a commit decides
         return
     fs.mkdirs(fs.join(table_path, CLAIMS_DIR, query_id))
-    body = json.dumps({"writeId": int(write_id), "time": time.time()}).encode("utf-8")
-    fs.create_exclusive(path, body)
+    fs.create_exclusive(path, json.dumps(_claim_body(txn)).encode("utf-8"))
 
 
 def _abort_earlier_attempt(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
@@ -168,11 +197,18 @@ def _abort_earlier_attempt(fs: FileSystem, table_path: str, query_id: str, batch
                                              f"write id {write_id}")
 
 
-def _claim_owner(fs: FileSystem, path: str) -> Optional[int]:
+def _read_claim(fs: FileSystem, path: str) -> Optional[dict]:
     try:
-        return int(json.loads(fs.read_bytes(path).decode("utf-8"))["writeId"])
+        claim = json.loads(fs.read_bytes(path).decode("utf-8"))
+        int(claim["writeId"])
+        return claim
     except (StorageError, OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _claim_owner(fs: FileSystem, path: str) -> Optional[int]:
+    claim = _read_claim(fs, path)
+    return None if claim is None else int(claim["writeId"])
 
 
 def _drop_older_claims(fs: FileSystem, table_path: str, query_id: str, batch_id: int) -> None:
