@@ -23,6 +23,7 @@ class History:
     changes: dict = field(default_factory=dict)  # write id -> [(kind, a, b)]
     inserted: dict = field(default_factory=dict)  # write id -> [a ...] (committed inserts)
     snapshots: dict = field(default_factory=dict)  # write id -> sorted live rows after it
+    overwrites: set = field(default_factory=set)  # write ids of INSERT OVERWRITEs
     next_a: int = 0
 
     def __post_init__(self):
@@ -81,6 +82,7 @@ class History:
         events = inserts(w, bp(0), self._rows(n))
         write_acid_file(self.root / f"base_{w:07d}" / "bucket_00000", ROW, events)
         pathlog.commit(self.fs, txn, partitions=[""])
+        self.overwrites.add(w)
         ch = [("delete",) + v for v in self.live.values()]
         self.live = {(e[1], e[2], e[3]): e[5] for e in events}
         self.changes[w] = ch + [("insert",) + e[5] for e in events]

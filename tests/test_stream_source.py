@@ -253,3 +253,21 @@ def test_an_insert_only_table(tmp_path):
     assert [rows for _, _, rows in batches] == [[3], [4, 5]]
     with pytest.raises(UnsupportedOperationError, match="insert-only"):
         batch_change_feed({"path": path, "readChangeFeed": "true", "startingVersion": "1"})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_skipping_change_commits_over_random_histories(tmp_path, seed):
+    """Inserts, deletes, updates, overwrites, aborted writes: with skipChangeCommits the stream
+    returns exactly the rows of the write ids that only inserted, each once."""
+    rnd = random.Random(100 + seed)
+    h = History(tmp_path / "t")
+    h.write(n_insert=3)
+    _, offset = drive(str(h.root))
+    for _ in range(12):
+        h.random_step(rnd)
+    changed = h.overwrites | {w for w, ch in h.changes.items() if any(k != "insert" for k, *_ in ch)}
+    want = sorted(a for w, rows in h.inserted.items() if w > 1 and w not in changed
+                  for a in rows)
+    batches, _ = drive(str(h.root), offset, skipChangeCommits="true",
+                       maxWriteIdsPerTrigger=rnd.choice([1, 3]))
+    assert all_rows(batches) == want
