@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from acid_files import bp, delta_name, deletes, inserts, write_acid_file
 from spark_hive_acid.io.registry import get_filesystem

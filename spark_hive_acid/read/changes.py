@@ -33,8 +33,7 @@ from ..exceptions import CorruptFileError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from .plan import FileSlice, ReadTask
 from .ranges import (
-    WriteIdRange, check_not_erased, dir_of, event_write_ids, insert_slices, snapshot_at,
-    with_slices,
+    WriteIdRange, check_not_erased, dir_of, event_write_ids, insert_slices, with_slices,
 )
 from .reader import ReadSpec, TaskReader
 from .scan import ROW_ID_COLUMN, TableScan
