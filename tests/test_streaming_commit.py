@@ -67,6 +67,12 @@ def test_a_replayed_batch_is_not_written_twice_in_path_mode(tmp_path):
     fs, p = ref.location()
     assert sink.last_committed_batch(fs, p, "q") == 1
     assert not fs.exists(staging_dir(fs, p, replay[2].write_id))
+    # the claims of batches before the previous one go with each commit
+    for b in range(4):
+        sink.claim_for_task(fs, p, "q", b, replay[2])
+    assert sink.commit_batch(*_staged(ref, [5]), "q", 4, path_mode=True) is not None
+    assert sorted(x.name for x in (tmp_path / "t" / sink.CLAIMS_DIR / "q").iterdir()) == \
+        [f"{3:019d}.json"]
 
 
 def test_metastore_claims_end_the_earlier_attempt(tmp_path):

@@ -26,11 +26,12 @@ import time
 from typing import Any, Callable, Iterable, Optional
 
 from ..acid.logstate import (
-    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, _EVENTS, _numbered, _sub, load_state,
-    read_event,
+    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, events_newest_first, load_state,
 )
 from ..acid.snapshot import ValidIdList
-from ..exceptions import AlreadyCommittedError, CommitStateUnknownError, StorageError
+from ..exceptions import (
+    AlreadyCommittedError, CommitStateUnknownError, PathNotFoundError, StorageError,
+)
 from ..io.filesystem import FileSystem
 from ..txn import pathlog
 from ..txn.base import ONCE_PROPERTY, Transaction
@@ -57,8 +58,7 @@ def batch_properties(query_id: str, batch_id: int) -> dict[str, str]:
 def last_committed_batch(fs: FileSystem, table_path: str, query_id: str) -> Optional[int]:
     """The newest batch of ``query_id`` committed in a path-mode table's log (None: none).
     Reads the log's records newest first and stops at the query's newest one."""
-    for seq in reversed(_numbered(fs, _sub(fs, table_path, _EVENTS), ".json")):
-        ev = read_event(fs, table_path, seq)
+    for ev in events_newest_first(fs, table_path):
         props = ev.get("properties") or {}
         if ev.get("state") == COMMITTED and props.get(QUERY_PROPERTY) == query_id:
             return int(props[BATCH_PROPERTY])
@@ -213,7 +213,11 @@ def _claim_owner(fs: FileSystem, path: str) -> Optional[int]:
 
 def _drop_older_claims(fs: FileSystem, table_path: str, query_id: str, batch_id: int) -> None:
     """Claims of batches before the previous one are settled (Spark replays only the last)."""
-    for b in _numbered(fs, fs.join(table_path, CLAIMS_DIR, query_id), ".json"):
+    try:
+        names = [c.name for c in fs.list_dir(fs.join(table_path, CLAIMS_DIR, query_id))]
+    except PathNotFoundError:
+        return
+    for b in sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()):
         if b < batch_id - 1:
             remove_quietly(fs, claim_path(fs, table_path, query_id, b))
 
