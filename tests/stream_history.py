@@ -23,6 +23,7 @@ class History:
     inserted: dict = field(default_factory=dict)  # write id -> [a ...] (committed inserts)
     snapshots: dict = field(default_factory=dict)  # write id -> sorted live rows after it
     overwrites: set = field(default_factory=set)  # write ids of INSERT OVERWRITEs
+    events: dict = field(default_factory=dict)  # write id -> (insert events, delete events)
     next_a: int = 0
 
     def __post_init__(self):
@@ -73,6 +74,22 @@ class History:
         self.changes[w] = ch
         self.inserted[w] = [e[5][0] for e in events]
         self.snapshots[w] = sorted(self.live.values())
+        self.events[w] = (events, deletes(w, list(delete_keys) + list(update_keys)))
+
+    def minor_compact(self) -> tuple[int, int]:
+        """Hive's minor compaction of the write ids after the last base: one delta_lo_hi and one
+        delete_delta_lo_hi holding their events unchanged (aborted ones dropped), sorted by key.
+        The directories compacted stay (the Cleaner has not run)."""
+        ids = sorted(w for w in self.events if w > max(self.overwrites, default=0))
+        lo, hi = ids[0], max(self.changes)
+        key = lambda e: (e[1], e[2], e[3])  # noqa: E731
+        ins = sorted((e for w in ids for e in self.events[w][0]), key=key)
+        dels = sorted((e for w in ids for e in self.events[w][1]), key=key)
+        write_acid_file(self.root / delta_name(lo, hi) / "bucket_00000", ROW, ins)
+        if dels:
+            write_acid_file(self.root / delta_name(lo, hi, delete=True) / "bucket_00000", ROW,
+                            dels)
+        return lo, hi
 
     def overwrite(self, n: int) -> None:
         """An INSERT OVERWRITE: a base_W of ``n`` new rows replaces every row."""
