@@ -271,3 +271,18 @@ def test_skipping_change_commits_over_random_histories(tmp_path, seed):
     batches, _ = drive(str(h.root), offset, skipChangeCommits="true",
                        maxWriteIdsPerTrigger=rnd.choice([1, 3]))
     assert all_rows(batches) == want
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_minor_compaction_mid_stream_repeats_and_loses_nothing(tmp_path, seed):
+    rnd = random.Random(200 + seed)
+    h = History(tmp_path / "t")
+    for _ in range(10):
+        h.random_step(rnd, deletes_too=False)
+    first, offset = drive(str(h.root), startingVersion=1,
+                          cap=rnd.randint(2, max(h.changes) - 1))  # part of the write ids
+    h.minor_compact()  # delta_lo_hi spanning the offset
+    for _ in range(3):
+        h.random_step(rnd, deletes_too=False)
+    rest, _ = drive(str(h.root), offset, maxWriteIdsPerTrigger=2)
+    assert all_rows(first + rest) == sorted(a for rows in h.inserted.values() for a in rows)
