@@ -72,16 +72,22 @@ def test_sink_into_a_bucketed_table_hive_reads(spark, tmp_path, hive_ref):  # no
     assert sorted(v for _, v in hive) == want
 
 
-def test_change_feed_batch_and_stream_after_delete_and_update(spark, tmp_path):
-    from spark_hive_acid import HiveAcidTable
+def _history_with_dml(spark, table):
+    """Write ids: 1 insert 1-3, 2 DELETE id 1, 3 UPDATE id 2, 4 insert 4 (real Spark DML)."""
     from pyspark.sql import functions as F
 
-    table = tmp_path / "t"
-    _append(table, [1, 2, 3])  # write id 1
+    from spark_hive_acid import HiveAcidTable
+
+    _append(table, [1, 2, 3])
     t = HiveAcidTable.forPath(spark, str(table))
-    t.delete("id = 1")  # 2
-    t.update("id = 2", {"name": F.lit("two")})  # 3
-    _append(table, [4])  # 4
+    t.delete("id = 1")
+    t.update("id = 2", {"name": F.lit("two")})
+    _append(table, [4])
+
+
+def test_change_feed_batch_after_delete_and_update(spark, tmp_path):
+    table = tmp_path / "t"
+    _history_with_dml(spark, table)
     feed = (spark.read.format("hiveacid").option("readChangeFeed", "true")
             .option("startingVersion", 2).load(str(table)))
     assert feed.columns == ["id", "name", "_change_type", "_commit_version", "_commit_timestamp"]
@@ -89,6 +95,12 @@ def test_change_feed_batch_and_stream_after_delete_and_update(spark, tmp_path):
     assert rows == [(1, "n1", "delete", 2), (2, "n2", "update_preimage", 3),
                     (2, "two", "update_postimage", 3), (4, "n4", "insert", 4)]
     assert feed.filter("_commit_timestamp is null").count() == 0
-    got, _ = _run(spark, table, tmp_path / "ckpt", readChangeFeed="true", startingVersion=3)
+
+
+def test_change_feed_stream_after_delete_and_update(spark, tmp_path):
+    table = tmp_path / "t"
+    _history_with_dml(spark, table)
+    got, offsets = _run(spark, table, tmp_path / "ckpt", readChangeFeed="true", startingVersion=3)
     assert sorted(r[:4] for b in got for r in b) == [
         (2, "n2", "update_preimage", 3), (2, "two", "update_postimage", 3), (4, "n4", "insert", 4)]
+    assert [e["writeId"] for _, e in offsets] == [3, 4]  # the UPDATE alone in its micro-batch
