@@ -151,14 +151,16 @@ def test_a_streaming_ingest_delta_read_batch_by_batch(tmp_path):
     rows = {w: [(100 * w + i, f"s{w}") for i in range(2)] for w in (2, 3, 4, 5)}
     bucket = h.root / delta_name(2, 5) / "bucket_00000"
 
-    def lay_out(upto):
+    def lay_out(upto, unfinished_tail=False):
         events = [e for w in range(2, upto + 1) for e in inserts(w, bp(0), rows[w])]
         write_acid_file(bucket, ROW, events)
         size = bucket.stat().st_size
-        # the flush length of the committed prefix: here the whole file as written so far
-        write_flush_length(bucket, [size])
+        if unfinished_tail:  # the open transaction's stripe, being written past the flush
+            with open(bucket, "ab") as f:
+                f.write(b"\x00an unfinished stripe of write id 5" * 9)
+        write_flush_length(bucket, [size])  # the committed prefix
 
-    lay_out(4)
+    lay_out(4, unfinished_tail=True)
     pathlog.commit(h.fs, txns[0])
     pathlog.abort(h.fs, h.path, 3, "test")
     pathlog.commit(h.fs, txns[2])
