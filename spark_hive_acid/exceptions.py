@@ -61,6 +61,16 @@ class CommitConflictError(HiveAcidError):
     """Another writer committed a conflicting change first; nothing was written."""
 
 
+class AlreadyCommittedError(CommitConflictError):
+    """A commit refused because a committed write already carries its once-only property (a
+    streaming micro-batch that was committed before): nothing of this attempt was written."""
+
+
+class StreamingError(HiveAcidError):
+    """A streaming source cannot go on without losing or repeating rows (changes it does not
+    stream, history a compaction erased); the message says what to do."""
+
+
 class CardinalityViolationError(HiveAcidError):
     """A MERGE matched one target row with several source rows; nothing was written."""
 

@@ -7,10 +7,10 @@ case, and the typed getters (:func:`get_bool`, :func:`get_int`, :func:`get_secon
 :class:`~spark_hive_acid.exceptions.InvalidOptionError` that names the option when it cannot.
 
 ``OPTIONS`` lists every option with the places (scopes) that accept it; docs/reading.md,
-docs/writing.md, docs/metastore.md and docs/storage.md describe them for users. Every entry point
-passes what it is given through :func:`check_known`: a name that is neither here nor one of the
-keys Spark adds itself (``SPARK_KEYS``) is an UnknownOptionError naming the closest option, so
-an option of a new feature must be added here to be accepted.
+docs/writing.md, docs/metastore.md, docs/storage.md and docs/streaming.md describe them for users.
+Every entry point passes what it is given through :func:`check_known`: a name that is neither
+here nor one of the keys Spark adds itself (``SPARK_KEYS``) is an UnknownOptionError naming the
+closest option, so an option of a new feature must be added here to be accepted.
 """
 from __future__ import annotations
 
@@ -64,6 +64,13 @@ OPTIONS: tuple[Option, ...] = (
     _opt("rebaseDatetime", (READ,), "read hybrid-calendar files' pre-1582 dates as written"),
     _opt("versionAsOf", (READ,), "time travel: the table as of this write id"),
     _opt("timestampAsOf", (READ,), "time travel: the table as of this time (path mode)"),
+    # streaming and the change feed (docs/streaming.md)
+    _opt("startingVersion", (READ,), "stream / change feed: first write id to read, or latest"),
+    _opt("endingVersion", (READ,), "change feed: last write id (default: the current version)"),
+    _opt("readChangeFeed", (READ,), "return changes: _change_type, _commit_version/_timestamp"),
+    _opt("maxWriteIdsPerTrigger", (READ,), "stream: at most this many write ids per micro-batch"),
+    _opt("maxFilesPerTrigger", (READ,), "stream: about this many data files per micro-batch"),
+    _opt("skipChangeCommits", (READ,), "stream: skip write ids that delete or replace rows"),
     # writing
     _opt("partitionBy", (WRITE,), "partition columns of a new table"),
     _opt("bucketBy", (WRITE,), "CLUSTERED BY columns of a new table"),

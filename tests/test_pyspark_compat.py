@@ -2,6 +2,7 @@
 a PySpark upgrade breaks one, its test fails here, loudly, instead of a feature degrading quietly."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -9,7 +10,9 @@ import pyarrow as pa
 import pytest
 from pyspark import cloudpickle
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource, DataSourceReader, DataSourceStreamArrowWriter, InputPartition, WriterCommitMessage,
+)
 
 from spark_hive_acid.spark import _compat
 
@@ -124,3 +127,52 @@ def test_a_library_error_comes_back_from_sparks_error_text(spark, tmp_path):
         with _compat.library_errors():
             spark.read.format("hiveacid").load(str(tmp_path / "missing"))
     assert _compat.library_error(ValueError("plain")) is None
+class _StreamProbe(DataSource):
+    """A streaming sink writing what the probes say to the file named by option ``out``: where
+    ``streamWriter`` ran (the commit worker or not) and what each task knew of its batch."""
+
+    @classmethod
+    def name(cls):
+        return "hiveacid_stream_probe"
+
+    def streamWriter(self, schema, overwrite):
+        return _StreamProbeWriter(self.options["out"], _compat.in_stream_commit_worker())
+
+
+class _StreamProbeMessage(WriterCommitMessage):
+    def __init__(self, seen):
+        self.seen = seen
+
+
+class _StreamProbeWriter(DataSourceStreamArrowWriter):
+    def __init__(self, out, in_commit_worker):
+        self.out, self.in_commit_worker = out, in_commit_worker
+
+    def _note(self, record):
+        with open(self.out, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def write(self, iterator):
+        for _ in iterator:
+            pass
+        return _StreamProbeMessage(list(_compat.stream_batch_of_task()) + [self.in_commit_worker])
+
+    def commit(self, messages, batchId):
+        self._note({"batch": batchId, "commit_worker": self.in_commit_worker,
+                    "tasks": [m.seen for m in messages]})
+
+
+def test_stream_commit_worker_and_task_batch_are_recognised(spark, tmp_path):
+    spark.dataSource.register(_StreamProbe)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.json").write_text('{"x": 1}\n')
+    out = tmp_path / "probe.jsonl"
+    q = (spark.readStream.schema("x int").json(str(src)).writeStream.format("hiveacid_stream_probe")
+         .option("out", str(out)).option("checkpointLocation", str(tmp_path / "ckpt"))
+         .trigger(availableNow=True).start())
+    q.awaitTermination()
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    # the planning-time writer (the one the tasks got) was not built in the commit worker
+    assert records == [{"batch": 0, "commit_worker": True, "tasks": [[q.id, 0, False]]}]
+    assert not _compat.in_stream_commit_worker() and _compat.stream_batch_of_task() == (None, None)

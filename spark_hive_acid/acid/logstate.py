@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 from .snapshot import ValidIdList
 from ..exceptions import PathNotFoundError, StorageError, TransactionLogDamagedError
@@ -259,6 +259,14 @@ def latest_checkpoint(fs: FileSystem, table_path: str) -> Optional[dict]:
                 f"Transaction log checkpoint {path} of {table_path} is damaged: {e}. It holds the "
                 "commit records folded into it; restore it from a backup.") from None
     return None
+
+
+def events_newest_first(fs: FileSystem, table_path: str) -> Iterator[dict]:
+    """The terminal records newest first, read one at a time, for a caller that stops at the
+    newest record of some kind (a damaged one raises TransactionLogDamagedError)."""
+    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+    for i, seq in enumerate(reversed(seqs)):
+        yield read_event(fs, table_path, seq, EVENT_WRITE_GRACE_S if i == 0 else 0.0)
 
 
 def history(fs: FileSystem, table_path: str) -> list[dict]:

@@ -16,6 +16,10 @@ when it stops working:
   Spark raises when a data source call failed in a Python worker (the Python type is lost there);
 * :func:`data_source_exists` - whether a session already knows a data source name (statically
   registered ``pyspark_*`` packages included), from the JVM's DataSourceManager.
+* :func:`in_stream_commit_worker` - whether ``DataSource.streamWriter`` is being called by the
+  worker that commits a micro-batch (PySpark calls it there too, not only when planning);
+* :func:`stream_batch_of_task` - the streaming query id and micro-batch id of an executor task
+  (local properties Spark's micro-batch execution sets).
 """
 from __future__ import annotations
 
@@ -170,3 +174,31 @@ def library_errors() -> Iterator[None]:
         if err is None:
             raise
         raise err from e
+STREAM_COMMIT_WORKER = "python_streaming_sink_runner"
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+
+
+def in_stream_commit_worker() -> bool:
+    """True when called (through any depth) from PySpark's streaming commit worker, which builds a
+    fresh ``streamWriter`` only to call ``commit``/``abort`` on it. Should the module be renamed,
+    this is False and a planning-time writer is built there: a wasted write id, never a wrong
+    result (the sink finds its transaction in the commit messages)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if STREAM_COMMIT_WORKER in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def stream_batch_of_task() -> tuple[Optional[str], Optional[int]]:
+    """``(query id, batch id)`` of the streaming micro-batch this executor task belongs to
+    (``(None, None)`` outside a streaming query)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return None, None
+    query, batch = ctx.getLocalProperty(QUERY_ID_PROPERTY), ctx.getLocalProperty(BATCH_ID_PROPERTY)
+    return query, int(batch) if batch is not None else None

@@ -15,9 +15,13 @@ from ..read.plan import ReadTask
 from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..read.scan import TableScan
+from ..stream.changefeed import wants_change_feed
 from ..txn.hms_read import ReadLease
 from ._compat import pushdown_enabled
 from .sql_route import ROUTE, refuse_catalog_table
+from .streaming import (
+    ChangeFeedReader, change_feed_schema, create_stream_reader, create_stream_writer,
+)
 from .writer import HiveAcidArrowWriter, create_writer
 
 log = logging.getLogger(__name__)
@@ -73,12 +77,16 @@ class HiveAcidDataSource(DataSource):
         return scan
 
     def schema(self) -> StructType:
+        if wants_change_feed(self.options):
+            return change_feed_schema(self._named())
         scan = self._scan()
         if scan.options.count_rows:
             return ROW_COUNT_SCHEMA
         return _spark_schema(scan.default_columns())
 
     def reader(self, schema: StructType) -> "DataSourceReader":
+        if wants_change_feed(self.options):
+            return ChangeFeedReader(self._named(), schema)
         scan = self._scan()
         cls = HiveAcidPushdownReader if pushdown_enabled() else HiveAcidReader
         reader = cls(scan, schema)
@@ -87,6 +95,12 @@ class HiveAcidDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
         return create_writer(self._named(), schema, overwrite)
+
+    def streamReader(self, schema: StructType):  # noqa: N802 (PySpark's name)
+        return create_stream_reader(self._named(), schema)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):  # noqa: N802 (PySpark's name)
+        return create_stream_writer(self._named(), schema, overwrite)
 
 
 class HiveAcidReader(DataSourceReader):

@@ -57,8 +57,10 @@ def spark_to_arrow_schema(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
-def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAcidArrowWriter":
-    """``HiveAcidDataSource.writer(schema, overwrite)``; runs in Spark's planning worker."""
+def create_writer(options: dict, schema: StructType, overwrite: bool,
+                  writer_class: Optional[type] = None) -> "HiveAcidArrowWriter":
+    """``HiveAcidDataSource.writer(schema, overwrite)``; runs in Spark's planning worker.
+    ``writer_class``: a subclass of :class:`HiveAcidArrowWriter` (the streaming sink's)."""
     table = table_ref(options, in_worker=in_spark_worker())
     wopts = WriteOptions.parse(table.options, require_path=False)
     arrow_schema = spark_to_arrow_schema(schema)
@@ -76,8 +78,8 @@ def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAc
     except BaseException as e:
         txn.abort(f"could not hand the transaction over: {e}")
         raise
-    writer = HiveAcidArrowWriter(table, fs, spec, mapping, handle, target,
-                                 overwrite and not wopts.dynamic_overwrite, keeper)
+    writer = (writer_class or HiveAcidArrowWriter)(
+        table, fs, spec, mapping, handle, target, overwrite and not wopts.dynamic_overwrite, keeper)
     try:
         # Spark pickles the writer right after this returns and would not call abort() if that
         # failed: make sure it cannot, while the transaction can still be aborted here.
@@ -139,9 +141,13 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             txn.abort(f"{type(e).__name__}: {e}")
             remove_staging(fs, self.spec.table_path, self.write_id)
             raise
-        commit_write(fs, self.spec, txn, staged, empty_bases=empty,
-                     static_overwrite=self.target.base and self.replace_all)
+        self._commit_resumed(txn, staged, empty)
         self._stop_keeper()
+
+    def _commit_resumed(self, txn: Any, staged: list[StagedFile], empty: list[str]) -> None:
+        """Publish and commit the resumed transaction (the streaming sink adds its progress)."""
+        commit_write(self.fs, self.spec, txn, staged, empty_bases=empty,
+                     static_overwrite=self.target.base and self.replace_all)
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         """Abort; where that cannot be confirmed (a metastore out of reach, or a commit whose

@@ -28,6 +28,11 @@ from .keepalive import KeepAliveProcess, TaskHeartbeat
 #: Operations built from rows they read at their snapshot.
 DML_OPERATIONS = frozenset({"delete", "update", "merge"})
 
+#: A commit property naming something a table must receive at most once (a streaming query's
+#: micro-batch): a transaction whose properties carry it refuses to commit, raising
+#: AlreadyCommittedError, when a write committed after its snapshot carries the same value.
+ONCE_PROPERTY = "once"
+
 
 @dataclass(frozen=True)
 class WriteSet:
@@ -136,10 +141,14 @@ class Transaction(abc.ABC):
         """Make the partitions written known where the catalog needs them (before commit)."""
 
     @abc.abstractmethod
-    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None) -> None:
+    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None,
+               properties: Optional[Mapping[str, str]] = None) -> None:
         """Make the write visible, all at once. ``write_set`` says what it changes, for the
-        conflict rules against concurrent commits (docs/writing.md, "Conflicts"). Raises
-        CommitConflictError (nothing committed) or CommitStateUnknownError."""
+        conflict rules against concurrent commits (docs/writing.md, "Conflicts"). ``properties``
+        are recorded atomically with the commit (the path-mode log's commit record; beside a
+        metastore write's files, ``txn.commit_marker``), e.g. a streaming query's progress; see
+        :data:`ONCE_PROPERTY`. Raises CommitConflictError (nothing committed),
+        AlreadyCommittedError or CommitStateUnknownError."""
 
     @abc.abstractmethod
     def abort(self, reason: str = "") -> Optional[bool]:

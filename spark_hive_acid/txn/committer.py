@@ -18,7 +18,7 @@ published in the staging directory's intents. Otherwise the staging directory is
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from ..acid.names import parse_acid_dir
 from ..exceptions import HiveAcidError
@@ -37,14 +37,16 @@ COMPACTION_STAGING_SUFFIX = "-compaction"
 def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
                  staged: Iterable[StagedFile], *, empty_bases: Sequence[str] = (),
                  dml_partitions: Optional[Sequence[str]] = None, static_overwrite: bool = False,
-                 inserts_unmatched: bool = False) -> CommitResult:
+                 inserts_unmatched: bool = False,
+                 properties: Optional[Mapping[str, str]] = None) -> CommitResult:
     """Publish ``staged`` and commit ``txn`` (see the module docstring); returns what was committed.
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (an overwrite of
     a partition that received no rows). What the write changes, for the conflict rules, is read
     from the staged files; ``dml_partitions`` (where it deletes rows; default: where it staged
     delete events), ``static_overwrite`` (it replaces the whole table) and ``inserts_unmatched``
-    (a MERGE inserting rows no target row matched) complete it.
+    (a MERGE inserting rows no target row matched) complete it. ``properties`` are recorded
+    with the commit (``Transaction.commit``).
     """
     staged = list(staged)
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
@@ -53,7 +55,7 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
         result = publish(fs, table, txn, staged, empty_bases=empty_bases,
                          partition_dirs=txn.partition_dirs())
         txn.register_partitions([p for p in result.partitions if p])
-        txn.commit(result, write_set=write_set)
+        txn.commit(result, write_set=write_set, properties=properties)
     except BaseException as e:
         if not isinstance(e, HiveAcidError):
             log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)

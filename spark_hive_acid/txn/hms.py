@@ -37,6 +37,7 @@ from ..metastore.model import PartitionInfo, TableInfo
 from ..metastore.partitions import make_partition_name, partition_values
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
+from .commit_marker import write_markers
 from .hms_keepalive import HmsBeat, WriteLeftovers, abort_and_clean, spawn_keepalive
 from .processes import this_process
 from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, TaskHeartbeat
@@ -177,11 +178,16 @@ class HmsTransaction(Transaction):
         return self
 
     def commit(self, outcome: Optional[CommitOutcome] = None, *,
-               write_set: Optional[WriteSet] = None) -> None:
+               write_set: Optional[WriteSet] = None,
+               properties: Optional[Mapping[str, str]] = None) -> None:
         """Commit; raises WriteConflictError / TransactionAbortedError if the metastore refuses,
         CommitStateUnknownError if the connection broke during the call. The metastore decides
-        conflicts itself (its locks and write set), so ``write_set`` is not needed here."""
+        conflicts itself (its locks and write set), so ``write_set`` is not needed here.
+        ``properties`` go beside the published files (``txn.commit_marker``)."""
         self._require_open("commit")
+        if properties and self._published and self.location:
+            write_markers(get_filesystem(self.location, self.options)[0], self._published,
+                          int(self.write_id), properties)
         lost = self._heartbeat_error
         if lost is not None:
             self._finish("aborted")

@@ -44,11 +44,12 @@ import os
 import socket
 import time
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 from ..acid.layout import STAGING_DIR, staging_dir  # noqa: F401  (the log's callers use them)
 from ..acid.snapshot import ValidIdList
 from ..exceptions import (
+    AlreadyCommittedError,
     CommitConflictError,
     InvalidOptionError,
     StorageError,
@@ -56,7 +57,7 @@ from ..exceptions import (
 )
 from ..io.filesystem import FileSystem
 from ..read.listing import walk_partitions
-from .base import CommitOutcome, Transaction, WriteSet
+from .base import ONCE_PROPERTY, CommitOutcome, Transaction, WriteSet
 from .conflicts import conflict, legacy_write_set, write_set_of_record
 from ..write.staging import remove_staging
 from .keepalive import KeepAliveThread, TaskHeartbeat
@@ -147,9 +148,10 @@ class PathTransaction(Transaction):
     def record_intent(self, dirs: Sequence[str]) -> None:
         record_intent(self._fs(), self.table_path, self.write_id, dirs)
 
-    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None) -> None:
+    def commit(self, outcome: CommitOutcome, *, write_set: Optional[WriteSet] = None,
+               properties: Optional[Mapping[str, str]] = None) -> None:
         commit(self._fs(), self, partitions=outcome.partitions, metrics=outcome.metrics,
-               write_set=write_set)
+               write_set=write_set, properties=properties)
         cleanup(self._fs(), self.table_path, self.write_id, published=False)
 
     def abort(self, reason: str = "") -> None:
@@ -246,18 +248,26 @@ def _append_event(fs: FileSystem, table_path: str, write_id: int, state_name: st
 
 def commit(fs: FileSystem, txn: PathTransaction, *, partitions: Sequence[str] = (),
            dml_partitions: Sequence[str] = (), metrics: Optional[dict] = None,
-           write_set: Optional[WriteSet] = None) -> int:
+           write_set: Optional[WriteSet] = None,
+           properties: Optional[Mapping[str, str]] = None) -> int:
     """Commit W, unless a write W's snapshot did not see committed first and conflicts with it
     (``txn.conflicts``): then CommitConflictError, and W is aborted instead. ``write_set`` says
     what W changes (without it: read from the operation, ``partitions`` and ``dml_partitions``,
-    the partitions where W deletes rows)."""
+    the partitions where W deletes rows). ``properties`` go into the commit record; one named
+    ``ONCE_PROPERTY`` makes the commit fail with AlreadyCommittedError (W aborted) when a record
+    after W's snapshot carries the same value (the caller checks the records before it)."""
     table = txn.table_path
     ws = write_set or legacy_write_set(txn.operation, partitions, dml_partitions)
+    once = (properties or {}).get(ONCE_PROPERTY)
 
     def check(latest_seq: int) -> None:
         for ev in read_events(fs, table, after_seq=txn.snapshot_seq):
             if ev["seq"] > latest_seq or ev.get("state") != COMMITTED:
                 continue
+            if once is not None and (ev.get("properties") or {}).get(ONCE_PROPERTY) == once:
+                raise AlreadyCommittedError(
+                    f"Write id {ev['writeId']} of {table} already committed {once}; write id "
+                    f"{txn.write_id} is aborted instead")
             if txn.snapshot is not None and txn.snapshot.is_valid(ev["writeId"]):
                 continue
             why = conflict(ws, txn.write_id, write_set_of_record(ev), ev["writeId"])
@@ -270,6 +280,8 @@ def commit(fs: FileSystem, txn: PathTransaction, *, partitions: Sequence[str] = 
     payload = {"operation": txn.operation, "partitions": sorted(set(partitions)),
                "dmlPartitions": sorted(ws.deleted), "metrics": metrics or {},
                "writeSet": ws.to_json()}
+    if properties:
+        payload["properties"] = dict(properties)
     try:
         seq = _append_event(fs, table, txn.write_id, COMMITTED, payload, check)
     except CommitConflictError:

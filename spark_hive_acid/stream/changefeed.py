@@ -1,0 +1,111 @@
+"""The change feed as a batch read: ``spark.read.format("hiveacid").option("readChangeFeed",
+"true").option("startingVersion", A).option("endingVersion", B)``: the changes of write ids A to B
+(both included; B defaults to the table's current version). See ``read.changes``."""
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import pyarrow as pa
+
+from .. import options as opt
+from ..exceptions import InvalidOptionError
+from ..acid.snapshot import ValidIdList
+from ..io.filesystem import FileSystem
+from ..read.changes import (
+    INSERT, ChangeSpec, ChangeTask, change_schema, plan_changes, plan_overwrite,
+)
+from ..read.ranges import is_compacted, snapshot_at
+from ..read.scan import TableScan
+from .source import PENDING, WRITE_ID, StreamPlanner
+from .versions import commit_times, current_snapshot, low_watermark, partitions_written
+
+
+def wants_change_feed(options: Mapping[str, str]) -> bool:
+    return opt.get_bool(options, "readChangeFeed", False)
+
+
+def read_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options of the table read under a feed (without the feed's own)."""
+    out = {k.lower(): v for k, v in options.items()}
+    for k in ("validwriteids", "startingversion", "endingversion", "readchangefeed",
+              "maxwriteidspertrigger", "maxfilespertrigger", "skipchangecommits"):
+        out.pop(k, None)
+    return out
+
+
+def feed_columns(scan: TableScan) -> pa.Schema:
+    return change_schema([pa.field(c.name, c.type) for c in scan.default_columns()])
+
+
+Planned = tuple[FileSystem, list[tuple[ChangeSpec, ChangeTask]]]
+
+
+def batch_change_feed(options: Mapping[str, str], out_schema: Optional[pa.Schema] = None
+                      ) -> Planned:
+    """Plan a batch change-feed read of the options' table and version range (``out_schema``:
+    the columns as Spark wants them, default :func:`feed_columns`): the file system and the
+    (spec, task) pairs."""
+    start = opt.get_int(options, "startingVersion", None, minimum=0)
+    if start is None:
+        raise InvalidOptionError(
+            "Option readChangeFeed=true needs startingVersion (the first write id whose changes "
+            "are returned); endingVersion (default: the table's current version) is the last")
+    table = read_options(options)
+    snap = current_snapshot(table)
+    low = low_watermark(snap)
+    end = opt.get_int(options, "endingVersion", None, minimum=0)
+    if end is None:
+        end = low
+    elif end > low:
+        raise InvalidOptionError(
+            f"Option endingVersion={end}: the table's current version is {low} (every write id "
+            f"up to it has ended; {low + 1} is still open or not yet written)")
+    if end < start:
+        raise InvalidOptionError(f"Option endingVersion={end} is below startingVersion={start}")
+    return plan_feed(table, snap, start - 1, end, out_schema)
+
+
+def _scan(table: Mapping[str, str], snap: ValidIdList, version: int) -> TableScan:
+    return TableScan({**table, "validwriteids": snapshot_at(snap, version).to_string()})
+
+
+def plan_feed(table: Mapping[str, str], snap: ValidIdList, low: int, high: int,
+              out_schema: Optional[pa.Schema] = None) -> Planned:
+    """The changes of write ids (low, high]: the range is cut at each INSERT OVERWRITE (a
+    snapshot after one no longer shows the deltas before it), each piece planned at its end."""
+    at_high = _scan(table, snap, high)
+    out_schema = out_schema or feed_columns(at_high)
+    fs = at_high.fs
+    overwrites = sorted({d.write_id for pl in at_high.plan.partitions
+                         for d in pl.state.all_acid_dirs
+                         if d.is_base and low < d.write_id <= high and snap.is_valid(d.write_id)
+                         and not is_compacted(fs, d)})
+    times = commit_times(table, low, high)
+    written = partitions_written(table, low, high)
+    pairs: list[tuple[ChangeSpec, ChangeTask]] = []
+    lo = low
+    for w in overwrites + [None]:
+        hi = high if w is None else w - 1
+        if hi > lo:
+            spec, tasks = plan_changes(at_high if hi == high else _scan(table, snap, hi),
+                                       out_schema, lo, times, written)
+            pairs += [(spec, t) for t in tasks]
+        if w is not None:
+            tasks, inserts, deletes = plan_overwrite(
+                _scan(table, snap, w), _scan(table, snap, w - 1), out_schema, times)
+            pairs += [(inserts if t.kind == INSERT else deletes, t) for t in tasks]
+            lo = w
+    return fs, pairs
+
+
+def stream_change_batch(planner: StreamPlanner, start: dict, end: dict, out_schema: pa.Schema
+                        ) -> Planned:
+    """The change rows of micro-batch (start, end] of a change-feed stream: its first batch is the
+    snapshot (every row an insert at the snapshot's version), then the changes of each range."""
+    snap, _ = planner.latest()
+    b = int(end[WRITE_ID])
+    if start.get(PENDING):
+        scan = _scan(planner.options, snap, b)
+        spec, tasks = plan_changes(scan, out_schema, None, commit_times(planner.options, b - 1, b))
+        return scan.fs, [(spec, t) for t in tasks]
+    return plan_feed(planner.options, snap, int(start[WRITE_ID]), b, out_schema)
