@@ -99,3 +99,21 @@ def test_metastore_claims_end_the_earlier_attempt(tmp_path):
     states[6] = "committed"
     assert claim(7) == 6  # committed: the batch is in
     assert sink._read_claim(fs, sink.claim_path(fs, p, "q", 3))["txnId"] == 106
+
+
+def test_a_batch_committed_before_a_log_checkpoint_is_still_recognised(tmp_path):
+    """vacuum() folds the log's records into a checkpoint; a replay of a batch committed before
+    it must still be recognised (else the batch is written twice)."""
+    from spark_hive_acid.txn.logmaint import checkpoint_log
+
+    path = str(tmp_path / "t")
+    write_table(pa.table({"id": pa.array([0], pa.int64())}), path)
+    ref = PathTable(path)
+    fs, p = ref.location()
+    assert sink.commit_batch(*_staged(ref, [1]), "q", 0, path_mode=True) is not None
+    for k in range(3):  # newer records of other writers, so the batch's record gets folded
+        write_table(pa.table({"id": pa.array([10 + k], pa.int64())}), path)
+    assert checkpoint_log(fs, p) is not None
+    assert sink.last_committed_batch(fs, p, "q") == 0
+    assert sink.commit_batch(*_staged(ref, [1]), "q", 0, path_mode=True) is None
+    assert _ids(path) == [0, 1, 10, 11, 12]

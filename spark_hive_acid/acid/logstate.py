@@ -263,10 +263,27 @@ def latest_checkpoint(fs: FileSystem, table_path: str) -> Optional[dict]:
 
 def events_newest_first(fs: FileSystem, table_path: str) -> Iterator[dict]:
     """The terminal records newest first, read one at a time, for a caller that stops at the
-    newest record of some kind (a damaged one raises TransactionLogDamagedError)."""
-    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
-    for i, seq in enumerate(reversed(seqs)):
-        yield read_event(fs, table_path, seq, EVENT_WRITE_GRACE_S if i == 0 else 0.0)
+    newest record of some kind: the record files, then those folded into the newest checkpoint
+    (a damaged record raises TransactionLogDamagedError). If a concurrent checkpoint folds files
+    away meanwhile, the rest comes from :func:`read_events`."""
+    cp = latest_checkpoint(fs, table_path)
+    cp_seq = int(cp["seq"]) if cp else 0
+    seqs = [q for q in _numbered(fs, _sub(fs, table_path, _EVENTS), ".json") if q > cp_seq]
+    oldest_yielded = None
+    try:
+        for i, seq in enumerate(reversed(seqs)):
+            ev = read_event(fs, table_path, seq, EVENT_WRITE_GRACE_S if i == 0 else 0.0)
+            oldest_yielded = seq
+            yield ev
+    except TransactionLogDamagedError:
+        newer = latest_checkpoint(fs, table_path)
+        if not newer or int(newer["seq"]) <= cp_seq:
+            raise  # not folded away by a checkpoint: really damaged
+        for ev in reversed(read_events(fs, table_path)):
+            if oldest_yielded is None or ev["seq"] < oldest_yielded:
+                yield ev
+        return
+    yield from reversed((cp or {}).get("events", []))
 
 
 def history(fs: FileSystem, table_path: str) -> list[dict]:

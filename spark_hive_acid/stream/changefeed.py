@@ -8,7 +8,7 @@ from typing import Mapping, Optional
 import pyarrow as pa
 
 from .. import options as opt
-from ..exceptions import InvalidOptionError
+from ..exceptions import InvalidOptionError, NotEnoughHistoryError, StreamingError
 from ..acid.snapshot import ValidIdList
 from ..io.filesystem import FileSystem
 from ..read.changes import (
@@ -72,7 +72,23 @@ def _scan(table: Mapping[str, str], snap: ValidIdList, version: int) -> TableSca
 def plan_feed(table: Mapping[str, str], snap: ValidIdList, low: int, high: int,
               out_schema: Optional[pa.Schema] = None) -> Planned:
     """The changes of write ids (low, high]: the range is cut at each INSERT OVERWRITE (a
-    snapshot after one no longer shows the deltas before it), each piece planned at its end."""
+    snapshot after one no longer shows the deltas before it), each piece planned at its end.
+    A snapshot in the range older than a major compaction's base cannot be read any more
+    (Hive's ACID_NOT_ENOUGH_HISTORY): StreamingError names the oldest version to start from."""
+    try:
+        return _plan_feed(table, snap, low, high, out_schema)
+    except NotEnoughHistoryError as e:
+        erased = max((pl.state.base.write_id
+                      for pl in _scan(table, snap, low_watermark(snap)).plan.partitions
+                      if pl.state.base is not None), default=high)
+        raise StreamingError(
+            f"A major compaction erased the history of write ids up to {erased} that the change "
+            f"feed of versions {low + 1} to {high} needs ({e}). The oldest version it can start "
+            f"from now is {erased + 1}: startingVersion={erased + 1}") from e
+
+
+def _plan_feed(table: Mapping[str, str], snap: ValidIdList, low: int, high: int,
+               out_schema: Optional[pa.Schema]) -> Planned:
     at_high = _scan(table, snap, high)
     out_schema = out_schema or feed_columns(at_high)
     fs = at_high.fs

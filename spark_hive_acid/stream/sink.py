@@ -35,9 +35,9 @@ from ..exceptions import (
 from ..io.filesystem import FileSystem
 from ..txn import pathlog
 from ..txn.base import ONCE_PROPERTY, Transaction
-from ..txn.committer import commit_write, remove_quietly
-from ..acid.layout import staging_dir
+from ..txn.committer import commit_write
 from ..write.publish import CommitResult
+from ..write.staging import remove_staging
 from ..write.task_writer import StagedFile, TableSpec
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ def _skip(fs: FileSystem, table: TableSpec, txn: Transaction, query_id: str, bat
     log.info("Batch %d of streaming query %s is already in %s (%s): write id %d is aborted, "
              "nothing is written twice", batch_id, query_id, table.table_path, why, txn.write_id)
     txn.abort(f"batch {batch_id} of streaming query {query_id} was already committed")
-    remove_quietly(fs, staging_dir(fs, table.table_path, txn.write_id))
+    remove_staging(fs, table.table_path, txn.write_id)
     return None
 
 
@@ -219,7 +219,10 @@ def _drop_older_claims(fs: FileSystem, table_path: str, query_id: str, batch_id:
         return
     for b in sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit()):
         if b < batch_id - 1:
-            remove_quietly(fs, claim_path(fs, table_path, query_id, b))
+            try:
+                fs.delete(claim_path(fs, table_path, query_id, b))
+            except Exception as e:  # noqa: BLE001 - a settled claim left behind is harmless
+                log.warning("could not remove claim %d of query %s: %s", b, query_id, e)
 
 
 def state_in_snapshot(snapshot: ValidIdList, write_id: int) -> str:
