@@ -27,6 +27,8 @@ from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.write.task_writer import DeleteWriter, InsertTarget, InsertWriter, TableSpec
 
 COLUMNS = [("id", "bigint"), ("v", "string")]
+#: what ``ModelTable.compact`` passes as ``parallelism`` (tests force segmented output with it)
+PARALLELISM = 1
 
 
 class ModelTable:
@@ -143,7 +145,7 @@ class ModelTable:
         self.log.append(f"merge {ids} + {len(new) - len(ids)} new")
 
     def compact(self, kind: str, partitions=None) -> dict:
-        m = compact(PathTable(self.path), kind, partitions)
+        m = compact(PathTable(self.path), kind, partitions, parallelism=PARALLELISM)
         self.log.append(f"compact {kind} {partitions or ''} -> {m.get('outputs')}")
         return m
 

@@ -26,7 +26,7 @@ from spark_hive_acid.read.calendar import SWITCH_DAY, footer_facts, julian_to_gr
 from spark_hive_acid.read.pushdown import DataPredicate, compile_filter
 from spark_hive_acid.read.reader import TaskReader
 from spark_hive_acid.read.scan import TableScan, read_table
-from spark_hive_acid.write.orc_tail import _as_original_chunks, add_user_metadata_to_bytes
+from spark_hive_acid.write.orc_tail import as_original_chunks, add_user_metadata_to_bytes
 
 from corpus_location import corpus_table
 
@@ -238,7 +238,7 @@ def _drop_calendar(path: Path, add_hive3_marker: bool = False) -> None:
     assert len(kept) == len(fields(footer)) - 1, "the file had a calendar field"
     footer = b"".join(varint((n << 3) | w) + raw for n, w, raw in kept)
     if compressed:
-        footer = _as_original_chunks(footer, 1 << 20)
+        footer = as_original_chunks(footer, 1 << 20)
     new_ps = b"".join(varint((n << 3) | w) + (varint(len(footer)) if n == 1 else raw)
                       for n, w, raw in ps)
     out = data[:start] + footer + new_ps + bytes((len(new_ps),))

@@ -23,6 +23,27 @@ from hive_ref.fixtures import hive_ref  # noqa: F401
 
 pytestmark = pytest.mark.hive
 
+
+@pytest.fixture(autouse=True)
+def segmented(monkeypatch):
+    """Every output file of these tests with two input slices or more is written in up to 3
+    segments and concatenated (compaction.segments), as a big file is on a real cluster. Yields
+    the number of segments of each file so joined."""
+    import compaction_ops
+    from spark_hive_acid.compaction import segments
+
+    joined: list[int] = []
+    concat = segments.concat_acid_files
+
+    def counting(fs, sources, target):
+        joined.append(len(sources))
+        return concat(fs, sources, target)
+
+    monkeypatch.setattr(segments, "SEGMENT_MIN_BYTES", 1)
+    monkeypatch.setattr(segments, "concat_acid_files", counting)
+    monkeypatch.setattr(compaction_ops, "PARALLELISM", 3)
+    yield joined
+
 OPS = ["append", "append", "delete", "update", "merge", "overwrite", "minor", "major", "vacuum"]
 
 
@@ -76,12 +97,23 @@ def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
-    _run(ModelTable(str(tmp_path / "t"), random.Random(seed)), hive_ref, 16)
+def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed, segmented):  # noqa: F811
+    t = ModelTable(str(tmp_path / "t"), random.Random(seed))
+    _run(t, hive_ref, 16)
+    # whatever the random choices were, end with a major compaction of several files
+    t.append()
+    t.append()
+    t.delete()
+    before = t.ours()
+    t.compact("major")
+    assert t.ours() == before
+    assert t.hive_rows(hive_ref) == before
+    assert segmented, "no output file was written in segments"
 
 
 @pytest.mark.parametrize("seed", [3])
-def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path, seed):  # noqa: F811
+def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path, seed,  # noqa: F811
+                                                             segmented):
     t = ModelTable(str(tmp_path / "t"), random.Random(seed), partitioned=True, buckets=2)
     _run(t, hive_ref, 16)
     # whatever the random choices were, end with both kinds everywhere
@@ -92,9 +124,11 @@ def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path,
     t.compact("major")
     assert t.ours() == before
     assert t.hive_rows(hive_ref) == before
+    assert segmented, "no output file was written in segments"
 
 
-def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, tmp_path):  # noqa: F811
+def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, tmp_path,  # noqa: F811
+                                                                     segmented):
     """A table Hive wrote before it became transactional: two original files of bucket 0
     (``000000_0``, ``000000_0_copy_1``) and one of bucket 1. A major compaction turns their rows
     into ACID rows keeping the synthetic ROW__IDs our reader (Hive 3's rules) gave them, so
@@ -125,6 +159,7 @@ def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, 
     assert sorted(os.listdir(f"{path}/base_{table_hwm(table):07d}")) == [
         "_metadata_acid", "_orc_acid_version", "bucket_00000", "bucket_00001"]
     assert table.hive_rows(hive_ref, bucket_count=2) == after
+    assert len(segmented) == 2, "the minor and major compactions did not write segments"
     table.vacuum()
     assert not os.path.exists(f"{path}/000000_0")
     assert table.ours() == before
@@ -135,11 +170,13 @@ def table_hwm(table: ModelTable) -> int:
 
 
 @pytest.mark.parametrize("far", [False, True])
-def test_nanosecond_timestamps_are_copied_whole(hive_ref, tmp_path, far):  # noqa: F811
+def test_nanosecond_timestamps_are_copied_whole(hive_ref, tmp_path, far, segmented,  # noqa: F811
+                                                caplog):
     """Hive writes timestamps with nanoseconds; a compaction copies them whole (a read for Spark
     keeps microseconds), and Hive 2.3 reads the compacted table as it read the original. When a
     file of the bucket holds a value beyond the nanosecond range (year 9999), that bucket is
-    copied in microseconds instead (documented)."""
+    copied in microseconds instead (documented): written in segments, only the first segment
+    meets that file, so the segments cannot be joined and the bucket is written again whole."""
     from spark_hive_acid.catalog.path import PathTable
     from spark_hive_acid.compaction.runner import compact
 
@@ -153,10 +190,13 @@ def test_nanosecond_timestamps_are_copied_whole(hive_ref, tmp_path, far):  # noq
     save_layout(LocalFileSystem(), str(path), TableLayout(columns=cols))
     before = sorted(hive_ref.read(path, cols))
     assert [v for _, v in before][0] == (2, "1999-12-31 23:59:59.000000001")
-    compact(PathTable(str(path)), "major")
+    compact(PathTable(str(path)), "major", parallelism=3)
     if far:
         before = [(rid, (i, _micros(ts))) for rid, (i, ts) in before]
     assert sorted(hive_ref.read(path, cols)) == before
+    again = "writing it again in one task (its segments hold timestamps of different precisions)"
+    assert (again in caplog.text) == far
+    assert segmented == ([] if far else [2])
 
 
 def _micros(ts: str) -> str:

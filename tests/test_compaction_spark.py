@@ -159,3 +159,30 @@ def test_a_killed_compaction_driver_leaves_the_table_as_before(spark, tmp_path):
     assert m["partitionsCompacted"] == 2 and _row_ids(spark, path) == before
     assert not os.path.exists(staging)
     assert [r.state for r in t.history().collect()][:2] == ["committed", "aborted"]
+
+
+def test_a_big_output_file_is_written_by_several_spark_tasks(spark, tmp_path, monkeypatch):
+    """One writer id, so one ``bucket_00000``: with the segment threshold lowered, its major
+    compaction runs as one Spark task per core, joined into that one file."""
+    from spark_hive_acid.compaction import segments
+
+    ensure_registered(spark)
+    path = str(tmp_path / "t")
+    for k in range(3):
+        rows = [(i, f"v{i}", 0) for i in range(k * 10, k * 10 + 10)]
+        spark.createDataFrame(rows, SCHEMA).coalesce(1).write.format("hiveacid") \
+            .mode("append").save(path)
+    t = HiveAcidTable.forPath(spark, path)
+    t.delete("id % 3 = 0")
+    before = _row_ids(spark, path)
+    joined = []
+    concat = segments.concat_acid_files
+    monkeypatch.setattr(segments, "SEGMENT_MIN_BYTES", 1)
+    monkeypatch.setattr(segments, "concat_acid_files",
+                        lambda fs, srcs, target: joined.append(len(srcs)) or concat(fs, srcs, target))
+    m = t.compact("major")
+    assert joined == [spark.sparkContext.defaultParallelism] and joined[0] >= 2
+    assert m["filesAfter"] == 1 and m["rowsWritten"] == len(before)
+    assert sorted(os.listdir(f"{path}/{m['outputs'][0]}")) == [
+        "_metadata_acid", "_orc_acid_version", "bucket_00000"]
+    assert _row_ids(spark, path) == before

@@ -10,9 +10,13 @@ Rows are written in key order (originalTransaction, bucket, rowId): the unit's f
 key order (``plan._slice_order``) and the order is checked batch by batch; only if a file breaks
 it (a foreign writer) are the unit's rows gathered and sorted in memory. Memory is otherwise a
 stripe's worth of rows plus the delete-event set of the partition's bucket.
+
+A big unit may run as several *segments* (``compaction.segments``), each a unit of consecutive
+slices written here like any other; the result's ``keys`` let the driver check they join up.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from dataclasses import dataclass
@@ -45,6 +49,10 @@ class UnitResult:
     deletes: int
     read_events: int  # events (rows) read before filtering
     bytes: int
+    # (first, last) (originalTransaction, bucket, rowId) written: how segments of one file are
+    # checked to follow each other (compaction.segments); None without rows
+    keys: Optional[tuple[tuple[int, int, int], tuple[int, int, int]]] = None
+    fallback: bool = False  # written with the fallback (microsecond) row type
 
 
 def run_unit(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
@@ -65,7 +73,8 @@ def run_unit(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
             raise
         log.warning("%s: timestamps out of the nanosecond range (%s): copied in microseconds",
                     unit.path, e)
-        return write(fs, unit, fallback[0], fallback[1], compression)
+        return dataclasses.replace(write(fs, unit, fallback[0], fallback[1], compression),
+                                   fallback=True)
 
 
 def _plain_rows(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
@@ -83,7 +92,7 @@ def _plain_rows(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructT
         writer.discard()
         raise
     return UnitResult(unit.partition, unit.dir_name, unit.bucket, summary.path, summary.inserts,
-                      0, summary.inserts, _size(fs, summary.path))
+                      0, summary.inserts, file_size(fs, summary.path))
 
 
 def _sorted_inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType,
@@ -133,6 +142,7 @@ def _inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
     that order breaks ROW__ID order, unless ``sort_all`` sorts the rows in memory first."""
     writer = AcidFileWriter(fs, unit.path, row_type, compression=compression,
                             stripe_size=unit.stripe_size or (64 << 20))
+    first = last = None
     try:
         if sort_all:
             batches = list(_rows(fs, unit, spec))
@@ -143,22 +153,27 @@ def _inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
                     owid, bp, rid = _keys_of(b)
                     order = np.lexsort((rid, bp, owid))
                     b = b.take(pa.array(order))
-                    writer.write_keyed_inserts(owid[order], bp[order], rid[order], _data(b, row_type))
+                    owid, bp, rid = owid[order], bp[order], rid[order]
+                    writer.write_keyed_inserts(owid, bp, rid, _data(b, row_type))
+                    first = (int(owid[0]), int(bp[0]), int(rid[0]))
+                    last = (int(owid[-1]), int(bp[-1]), int(rid[-1]))
         else:
-            last = None
             for b in _rows(fs, unit, spec):
                 owid, bp, rid = _keys_of(b)
                 if not _increasing(owid, bp, rid, last):
                     writer.discard()
                     return None
                 writer.write_keyed_inserts(owid, bp, rid, _data(b, row_type))
+                if first is None:
+                    first = (int(owid[0]), int(bp[0]), int(rid[0]))
                 last = (int(owid[-1]), int(bp[-1]), int(rid[-1]))
         summary = writer.close()
     except BaseException:
         writer.discard()
         raise
     return UnitResult(unit.partition, unit.dir_name, unit.bucket, summary.path, summary.inserts, 0,
-                      _slice_rows(fs, unit), _size(fs, summary.path))
+                      slice_rows(fs, unit), file_size(fs, summary.path),
+                      None if first is None else (first, last))
 
 
 def _deletes(fs: FileSystem, unit: Unit, write_ids: ValidIdList, row_type: pa.StructType,
@@ -188,10 +203,11 @@ def _deletes(fs: FileSystem, unit: Unit, write_ids: ValidIdList, row_type: pa.St
         writer.discard()
         raise
     return UnitResult(unit.partition, unit.dir_name, unit.bucket, summary.path, 0, summary.deletes,
-                      read, _size(fs, summary.path))
+                      read, file_size(fs, summary.path))
 
 
-def _slice_rows(fs: FileSystem, unit: Unit) -> int:
+def slice_rows(fs: FileSystem, unit: Unit) -> int:
+    """Rows of the unit's whole-file slices (events read)."""
     total = 0
     for s in unit.slices:
         if s.end_stripe is None and s.first_stripe == 0:
@@ -199,7 +215,7 @@ def _slice_rows(fs: FileSystem, unit: Unit) -> int:
     return total
 
 
-def _size(fs: FileSystem, path: str) -> int:
+def file_size(fs: FileSystem, path: str) -> int:
     st = fs.status(path)
     return st.size if st is not None else 0
 

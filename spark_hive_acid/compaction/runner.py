@@ -42,6 +42,7 @@ from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, exact_
     parse_kind, plan_partitions, read_spec_for
 from .cleaner import remove_aborted_compaction_staging
 from .rewrite import UnitResult, run_unit
+from .segments import join, plan_work
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,11 @@ class CompactionResult:
 
 
 def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = None,
-            run_units: RunUnits = run_locally) -> dict:
+            run_units: RunUnits = run_locally, parallelism: int = 1) -> dict:
     """Compact ``table`` (``kind`` "major" or "minor"), all partitions or ``partitions``
-    (relative names like ``p=1/q=a``); returns the metrics (see docs/compaction.md)."""
+    (relative names like ``p=1/q=a``); returns the metrics (see docs/compaction.md).
+    ``parallelism``: how many units ``run_units`` runs at once; a big output file is then
+    written in up to that many segments (``compaction.segments``)."""
     kind = parse_kind(kind)
     started = time.time()
     fs, path = table.location()
@@ -129,7 +132,9 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             units = [u for j in jobs for u in j.units]
             log.info("Compacting %s (%s, write ids <= %d): %d partition(s), %d file(s) to write",
                      table.display, kind, snap.high_watermark, len(jobs), len(units))
-            results = run_units(units, ctx)
+            work = plan_work(fs, units, parallelism, segmentable=not scan.insert_only)
+            parts = run_units([p for w in work for p in w.parts], ctx)
+            results = join(fs, work, parts, lambda redo: run_units(redo, ctx))
             installs = _finish_staging(fs, stage, jobs, scan.insert_only)
     except BaseException as e:
         _abort(fs, txn, stage, e)
@@ -198,7 +203,8 @@ def _metrics(kind: str, write_id: int, hwm: int, jobs: Sequence[PartitionJob],
     }
 
 
-def compact_if_needed(table: TableRef, run_units: RunUnits = run_locally) -> dict:
+def compact_if_needed(table: TableRef, run_units: RunUnits = run_locally,
+                      parallelism: int = 1) -> dict:
     """Hive's Initiator rules (``compaction.initiator``) per partition, then the compactions they
     call for: one major compaction of the partitions that need it, one minor of the others.
     Returns ``{"decisions": [...per partition...], "major": metrics|None, "minor": metrics|None}``."""
@@ -209,5 +215,5 @@ def compact_if_needed(table: TableRef, run_units: RunUnits = run_locally) -> dic
     for kind in ("major", "minor"):
         parts = [d["partition"] for d in decisions if d["decision"] == kind]
         if parts:
-            out[kind] = compact(table, kind, parts, run_units)
+            out[kind] = compact(table, kind, parts, run_units, parallelism)
     return out

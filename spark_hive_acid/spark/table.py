@@ -371,7 +371,8 @@ class HiveAcidTable:
         from .compaction import spark_runner
 
         names = None if partitions is None else [_partition_name(p) for p in partitions]
-        return compact(self._ref, kind, names, spark_runner(self._spark))
+        return compact(self._ref, kind, names, spark_runner(self._spark),
+                       self._spark.sparkContext.defaultParallelism)
 
     def compactIfNeeded(self) -> dict:
         """Apply Hive's Initiator rules per partition (more than 10 delta directories -> minor;
@@ -381,7 +382,8 @@ class HiveAcidTable:
         from ..compaction.runner import compact_if_needed
         from .compaction import spark_runner
 
-        return compact_if_needed(self._ref, spark_runner(self._spark))
+        return compact_if_needed(self._ref, spark_runner(self._spark),
+                                 self._spark.sparkContext.defaultParallelism)
 
     def vacuum(self, retentionHours: float = 168.0, dryRun: bool = False) -> dict:
         """Remove the directories compaction (or a newer base) made obsolete once they have been

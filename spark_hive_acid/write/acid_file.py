@@ -24,6 +24,7 @@ import pyorc
 
 from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem, LocalFileSystem
+from .orc_concat import concat_orc
 from .orc_tail import add_user_metadata
 
 ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
@@ -244,6 +245,26 @@ def copy_insert_events(fs: FileSystem, source: str, writer: AcidFileWriter, writ
         writer.write_inserts(pa.RecordBatch.from_arrays(row.flatten(),
                                                         names=[f.name for f in row.type]),
                              write_id, bucket_property)
+
+
+def concat_acid_files(fs: FileSystem, sources: list[str], target: str) -> FileSummary:
+    """One ``bucket_N`` file from ACID files of consecutive events (written in parallel), by
+    copying their stripes (``orc_concat``): the key index lists every stripe's last key (the
+    sources' indexes, one after the other) and the acid stats are added up."""
+    counts = [0, 0, 0]  # inserts, updates, deletes
+
+    def merge(metas: list[dict[str, bytes]]) -> dict[str, bytes]:
+        for m in metas:
+            for i, v in enumerate(m.get("hive.acid.stats", b"0,0,0").decode("ascii").split(",")):
+                counts[i] += int(v)
+        return {
+            "hive.acid.key.index": b"".join(m.get("hive.acid.key.index", b"") for m in metas),
+            "hive.acid.stats": ",".join(map(str, counts)).encode("ascii"),
+            "hive.acid.version": ACID_VERSION,
+        }
+
+    concat_orc(fs, sources, target, merge)
+    return FileSummary(target, counts[0], counts[2])
 
 
 def write_empty_file(fs: FileSystem, path: str, row_type: pa.StructType, compression: str) -> None:
