@@ -25,6 +25,7 @@ import pyorc
 from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem, LocalFileSystem
 from .orc_concat import concat_orc
+from .nested_nulls import null_children_of_null_structs
 from .orc_tail import add_user_metadata
 
 ACID_FIELDS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
@@ -53,6 +54,12 @@ def event_schema(row_type: pa.StructType) -> pa.Schema:
         pa.field("bucket", pa.int32()), pa.field("rowId", pa.int64()),
         pa.field("currentTransaction", pa.int64()), pa.field("row", row_type),
     ])
+
+
+def _columns(rows: pa.RecordBatch) -> list[pa.Array]:
+    """The table columns of an insert batch, as pyarrow's ORC writer must get them inside the
+    ``row`` struct (``write.nested_nulls``)."""
+    return [null_children_of_null_structs(c) for c in rows.columns]
 
 
 @dataclass(frozen=True)
@@ -113,7 +120,7 @@ class AcidFileWriter:
             raise InvalidOptionError("An ACID file holds either insert or delete events, not both")
         if isinstance(rows, pa.Table):
             rows = rows.combine_chunks().to_batches()[0] if rows.num_rows else rows
-        row = pa.StructArray.from_arrays(rows.columns, fields=list(self.row_type))
+        row = pa.StructArray.from_arrays(_columns(rows), fields=list(self.row_type))
         first = self._next_row_id
         batch = pa.RecordBatch.from_arrays([
             pa.array(np.zeros(n, dtype=np.int32)),
@@ -169,7 +176,7 @@ class AcidFileWriter:
             pa.array(np.zeros(n, dtype=np.int32)), owid,
             pa.array(np.asarray(bucket_properties, dtype=np.int32)),
             pa.array(np.asarray(row_ids, dtype=np.int64)), owid,
-            pa.StructArray.from_arrays(rows.columns, fields=list(self.row_type)),
+            pa.StructArray.from_arrays(_columns(rows), fields=list(self.row_type)),
         ], schema=self.schema)
         self._writer.write(pa.Table.from_batches([batch]))
         self._keyed = True

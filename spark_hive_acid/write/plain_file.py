@@ -31,6 +31,7 @@ from ..acid.state import list_files_recursive
 from ..exceptions import InvalidOptionError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from .acid_file import DELTA_STRIPE_SIZE, ROW_INDEX_STRIDE, FileSummary, orc_codec
+from .nested_nulls import null_children_of_null_structs
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,9 @@ class PlainFileWriter:
             return
         batches = rows.to_batches() if isinstance(rows, pa.Table) else [rows]
         for b in batches:
-            self._buffer.append(pa.RecordBatch.from_arrays(b.columns, schema=self.schema))
+            columns = ([null_children_of_null_structs(c) for c in b.columns]
+                       if self.format == ORC else b.columns)  # write.nested_nulls
+            self._buffer.append(pa.RecordBatch.from_arrays(columns, schema=self.schema))
             self._buffered_bytes += b.nbytes
             self.inserts += b.num_rows
         if self.format == ORC or self._buffered_bytes >= self._group_bytes:
