@@ -17,6 +17,7 @@ from spark_hive_acid.exceptions import StreamingError
 from spark_hive_acid.read.changes import read_changes
 from spark_hive_acid.read.scan import read_table
 from spark_hive_acid.stream.changefeed import batch_change_feed
+from test_stream_source import drive_planner
 
 
 def _ids(batches):
@@ -26,7 +27,8 @@ def _ids(batches):
 def drive(path, state=None, cap=None, **options):
     """Micro-batches until the source has nothing new, as test_stream_source drives them (rows
     by their id column); returns (batches, offset)."""
-    return _drive_ids({"path": path, **{k: str(v) for k, v in options.items()}}, state, cap=cap)
+    return drive_planner({"path": path, **{k: str(v) for k, v in options.items()}}, state,
+                         cap=cap, column="id")
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -49,29 +51,6 @@ def test_the_stream_across_minor_and_major_compactions(tmp_path, seed):
     t.compact("major")  # erases the two unread write ids
     with pytest.raises(StreamingError, match="erased the history"):
         drive(t.path, offset)
-
-
-def _drive_ids(options, state=None, read_all=False, cap=None):
-    from dataclasses import replace
-
-    from spark_hive_acid.read.reader import TaskReader
-    from spark_hive_acid.stream.source import StreamPlanner
-
-    planner = StreamPlanner(options)
-    offset = state or planner.initial_offset()
-    batches = []
-    for _ in range(100):
-        end = planner.latest_offset(offset, read_all=read_all, cap=cap)
-        if end == offset:
-            return batches, offset
-        scan, tasks, rng = planner.batch_scan(offset, end)
-        spec = scan.read_spec(scan.to_arrow().schema)
-        spec = replace(spec, write_ids=rng) if rng is not None else spec
-        rows = sorted(v for tk in tasks for b in TaskReader(scan.fs, spec).read(tk)
-                      for v in b.column("id").to_pylist())
-        batches.append((offset.get("writeId"), end["writeId"], rows))
-        offset = end
-    raise AssertionError("the source never stopped")
 
 
 def _feed(path, start, end):

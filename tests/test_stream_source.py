@@ -27,7 +27,8 @@ def drive(path, state=None, read_all=False, cap=None, **options):
                          read_all, cap)
 
 
-def drive_planner(options, state=None, read_all=False, cap=None):
+def drive_planner(options, state=None, read_all=False, cap=None, column="a"):
+    """``drive`` for any options; each batch's rows are the values of ``column``."""
     planner = StreamPlanner(options)
     offset = state or planner.initial_offset()
     batches = []
@@ -39,7 +40,7 @@ def drive_planner(options, state=None, read_all=False, cap=None):
         spec = scan.read_spec(scan.to_arrow().schema)
         spec = replace(spec, write_ids=rng) if rng is not None else spec
         rows = sorted(v for t in tasks for b in TaskReader(scan.fs, spec).read(t)
-                      for v in b.column("a").to_pylist())
+                      for v in b.column(column).to_pylist())
         batches.append((offset.get("writeId"), end["writeId"], rows))
         offset = end
     raise AssertionError("the source never stopped")

@@ -225,8 +225,8 @@ def read_events(fs: FileSystem, table_path: str, after_seq: int = 0) -> list[dic
                                         EVENT_WRITE_GRACE_S if seq == seqs[-1] else 0.0)
                              for seq in seqs]
         except TransactionLogDamagedError:
-            newer = latest_checkpoint(fs, table_path)
-            if attempt == _CHECKPOINT_RETRIES - 1 or not newer or int(newer["seq"]) <= cp_seq:
+            if attempt == _CHECKPOINT_RETRIES - 1 or not _checkpointed_since(fs, table_path,
+                                                                             cp_seq):
                 raise  # not a record a concurrent checkpoint folded away: really damaged
     raise AssertionError("unreachable")
 
@@ -261,6 +261,13 @@ def latest_checkpoint(fs: FileSystem, table_path: str) -> Optional[dict]:
     return None
 
 
+def _checkpointed_since(fs: FileSystem, table_path: str, cp_seq: int) -> bool:
+    """Whether a checkpoint newer than ``cp_seq`` exists: a record file that went missing or
+    broke while being read was then folded away by it, not damaged."""
+    newer = latest_checkpoint(fs, table_path)
+    return newer is not None and int(newer["seq"]) > cp_seq
+
+
 def events_newest_first(fs: FileSystem, table_path: str) -> Iterator[dict]:
     """The terminal records newest first, read one at a time, for a caller that stops at the
     newest record of some kind: the record files, then those folded into the newest checkpoint
@@ -276,8 +283,7 @@ def events_newest_first(fs: FileSystem, table_path: str) -> Iterator[dict]:
             oldest_yielded = seq
             yield ev
     except TransactionLogDamagedError:
-        newer = latest_checkpoint(fs, table_path)
-        if not newer or int(newer["seq"]) <= cp_seq:
+        if not _checkpointed_since(fs, table_path, cp_seq):
             raise  # not folded away by a checkpoint: really damaged
         for ev in reversed(read_events(fs, table_path)):
             if oldest_yielded is None or ev["seq"] < oldest_yielded:

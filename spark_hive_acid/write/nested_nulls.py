@@ -40,7 +40,9 @@ def null_children_of_null_structs(arr: pa.Array) -> pa.Array:
 def _fix(arr: pa.Array, extra_nulls: pa.Array | None) -> pa.Array:
     """``arr`` with nulls also where ``extra_nulls`` (a boolean array) is true, pushed down into
     struct children; list and map values are fixed for their own structs."""
-    if extra_nulls is not None and pc.any(extra_nulls).as_py():
+    if extra_nulls is not None and not pc.any(extra_nulls).as_py():
+        extra_nulls = None
+    if extra_nulls is not None:
         nulls = pc.or_(pc.is_null(arr), extra_nulls)
     else:
         nulls = pc.is_null(arr) if arr.null_count else None
@@ -60,7 +62,7 @@ def _fix(arr: pa.Array, extra_nulls: pa.Array | None) -> pa.Array:
         cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
         return cls.from_arrays(offsets, _fix(arr.values.slice(lo, hi - lo), None), type=t,
                                mask=nulls)
-    if nulls is None or extra_nulls is None:
+    if extra_nulls is None:  # no null to push down: its own nulls are already there
         return arr
     return pc.if_else(nulls, pa.nulls(len(arr), t), arr)
 

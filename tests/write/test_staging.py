@@ -31,12 +31,17 @@ def _stage_one_task(fs, path, write_id, name):
     return task_dir
 
 
-def test_a_task_finishing_after_the_abort_removes_its_files(tmp_path, fs):
+def _write_with_one_task_staged(tmp_path, fs):
+    """A table of 3 rows and an open append whose first task has staged its files."""
     path = str(tmp_path / "t")
     write_table(_rows(3), path)
     txn = pathlog.begin(fs, path, "append")
     open_staging(fs, path, txn.write_id)
-    early = _stage_one_task(fs, path, txn.write_id, "task-0")
+    return path, txn, _stage_one_task(fs, path, txn.write_id, "task-0")
+
+
+def test_a_task_finishing_after_the_abort_removes_its_files(tmp_path, fs):
+    path, txn, early = _write_with_one_task_staged(tmp_path, fs)
     keep_or_discard(fs, path, txn.write_id, early)  # the job is live: its files stay
     assert fs.exists(early)
     txn.abort("Spark job failed")  # the driver aborts while another task still runs ...
@@ -49,11 +54,7 @@ def test_a_task_finishing_after_the_abort_removes_its_files(tmp_path, fs):
 
 
 def test_another_writers_staging_is_left_alone(tmp_path, fs):
-    path = str(tmp_path / "t")
-    write_table(_rows(3), path)
-    busy = pathlog.begin(fs, path, "append")
-    open_staging(fs, path, busy.write_id)
-    task_dir = _stage_one_task(fs, path, busy.write_id, "task-0")
+    path, busy, task_dir = _write_with_one_task_staged(tmp_path, fs)
     write_table(_rows(5), path, mode="append")  # commits and removes only its own staging
     assert fs.exists(task_dir)
     keep_or_discard(fs, path, busy.write_id, task_dir)
