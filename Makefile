@@ -8,7 +8,7 @@ WAREHOUSE ?= warehouse
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv demo test test-fast bench clean
+.PHONY: venv demo test test-fast bench clean jvm-deps
 
 $(STAMP): pyproject.toml setup.cfg
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
+
+# Hive 3.1.3 and 4.1.0 from Maven Central into .build/m2 (the tests do this on first use too)
+jvm-deps: $(STAMP)
+	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in hive_jvm.VERSIONS]"
 
 bench: $(STAMP)
 	$(PY) -m bench.run
