@@ -136,6 +136,16 @@ def get(options: Mapping[str, str], name: str) -> Optional[str]:
     return None
 
 
+def refuse_blank(options: Mapping[str, str], *names: str) -> None:
+    """Options whose blank value would silently mean "not given" (a time travel that reads the
+    current snapshot): InvalidOptionError instead."""
+    for name in names:
+        v = get(options, name)
+        if v is not None and str(v).strip() == "":
+            raise InvalidOptionError(
+                f"Option {name} is empty: give a value, or leave the option out")
+
+
 def get_str(options: Mapping[str, str], name: str) -> Optional[str]:
     """The stripped value; None when absent or blank."""
     v = get(options, name)

@@ -27,8 +27,7 @@ def _history_table(tmp_path, steps=14) -> ModelTable:
 
 
 def _log_view(t: ModelTable):
-    strip = lambda e: {k: v for k, v in e.items() if k != "cumulative"}  # noqa: E731
-    return (pathlog.history(t.fs, t.path), [strip(e) for e in logstate.read_events(t.fs, t.path)],
+    return (pathlog.history(t.fs, t.path), [e.folded() for e in logstate.read_events(t.fs, t.path)],
             logstate.read_snapshot(t.fs, t.path))
 
 
@@ -79,8 +78,7 @@ def test_a_reader_that_loses_files_to_a_checkpoint_reads_them_from_it(tmp_path, 
         return real(fs, table_path, seq, wait_s)
 
     monkeypatch.setattr(logstate, "read_event", read_event)
-    got = [{k: v for k, v in e.items() if k != "cumulative"}
-           for e in logstate.read_events(t.fs, t.path)]
+    got = [e.folded() for e in logstate.read_events(t.fs, t.path)]
     assert got == expected and calls
 
 

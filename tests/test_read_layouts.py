@@ -15,7 +15,7 @@ from acid_files import (
     write_ids, write_flush_length, write_metadata_acid, write_orc_file, write_parquet_file,
     write_text_file,
 )
-from spark_hive_acid.exceptions import NotEnoughHistoryError
+from spark_hive_acid.exceptions import CorruptFileError, NotEnoughHistoryError
 from spark_hive_acid.io.filesystem import LocalFileSystem
 from spark_hive_acid.read.scan import TableScan, read_table
 
@@ -632,13 +632,19 @@ def test_direct_insert_attempt_suffix(t):
     assert rows(read(t, validWriteIds=write_ids(2), validTxns=ALL_TXNS)) == [(2, "b")]
 
 
-def test_zero_length_bucket_file_is_empty(t):
+@pytest.mark.parametrize("delete", [False, True])
+def test_zero_length_bucket_file_fails_the_read_naming_it(t, delete):
+    """Issue 25 item 7: a truncated data file is damage, never "no rows" (Hive's writers and ours
+    always write at least the ORC footer)."""
     ins(t, delta_name(1, 1, 0), 1, [(1, "a")])
-    (t / delta_name(2, 2, 0)).mkdir()
-    (t / delta_name(2, 2, 0) / bucket_name(0)).write_bytes(b"")
-    (t / delta_name(2, 2, 0, delete=True)).mkdir()
-    (t / delta_name(2, 2, 0, delete=True) / bucket_name(0)).write_bytes(b"")
-    assert rows(read(t, validWriteIds=write_ids(2), validTxns=ALL_TXNS)) == [(1, "a")]
+    (t / delta_name(2, 2, 0, delete=delete)).mkdir()
+    empty = t / delta_name(2, 2, 0, delete=delete) / bucket_name(0)
+    empty.write_bytes(b"")
+    with pytest.raises(CorruptFileError, match="empty \\(0 bytes\\)") as e:
+        read(t, validWriteIds=write_ids(2), validTxns=ALL_TXNS)
+    assert str(empty) in str(e.value)
+    # outside the snapshot it is not read at all
+    assert rows(read(t, validWriteIds=write_ids(1), validTxns=ALL_TXNS)) == [(1, "a")]
 
 
 def test_empty_iow_base_with_plain_schema(t):

@@ -79,8 +79,8 @@ def test_kill_before_during_and_after_a_commit_then_restart(tmp_path, hive_ref):
     got = read_table(str(table)).sort_by("id").column("id").to_pylist()
     assert got == list(range(FILES * ROWS_PER_FILE))  # every row exactly once
     fs, path = get_filesystem(str(table), {})
-    batches = [int(e["properties"]["streamBatchId"]) for e in read_events(fs, path)
-               if e["state"] == "committed"]
+    batches = [int(e.properties["streamBatchId"]) for e in read_events(fs, path)
+               if e.state == "committed"]
     assert batches == list(range(FILES))  # one write id per batch, batch 3 committed once
     # the attempts killed before and during their commit were aborted by their replays (not
     # left open until they went stale, holding back every reader's low watermark)

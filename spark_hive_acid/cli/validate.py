@@ -1,8 +1,9 @@
 """``hiveacid validate``: check every file of a table, report every problem (one line each,
 naming the file), never stop at the first: a damaged table is what this is for.
 
-Checks (docs/format.md §2 and §5): directory names parse; the layout file and the path-mode log
-can be read; every data file opens; ACID event files have the event schema with integer keys,
+Checks (docs/format.md §2 and §5): directory names parse; the layout file and every record of
+the path-mode log can be read (:mod:`.validate_log`); ``_orc_acid_version`` markers; every data
+file opens and none is empty (0 bytes); ACID event files have the event schema with integer keys,
 ``hive.acid.key.index`` (the last key of every stripe) and ``hive.acid.stats`` (inserts, updates,
 deletes) that agree with their content, events in (originalTransaction, bucket, rowId) order, and
 bucket properties whose writer id is the N of their ``bucket_N`` name.
@@ -16,7 +17,6 @@ import numpy as np
 
 from ..acid.bucket_codec import decode_writer_ids
 from ..acid.layout import load_layout
-from ..acid.logstate import load_state, read_events
 from ..acid.names import ParsedDir, is_hidden, parse_acid_dir_strict, parse_bucket_file
 from ..acid.orc import (
     acid_field_names,
@@ -31,6 +31,7 @@ from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
 from ..read.listing import walk_partitions
 from .target import Target
+from .validate_log import check_acid_version_files, check_log
 
 KEY_INDEX, STATS = "hive.acid.key.index", "hive.acid.stats"
 
@@ -156,12 +157,13 @@ def validate_table(target: Target) -> Report:
     fs, root = target.fs, target.path
     if isinstance(target.ref, PathTable):
         report.guard(root, lambda: load_layout(fs, root))
-        report.guard(root, lambda: load_state(fs, root) and read_events(fs, root))
+        check_log(fs, root, report)
     leaves: list[tuple[str, list[FileStatus]]] = []
 
     def list_leaves() -> None:
         leaves.extend(_leaves(target))
     report.guard(root, list_leaves)
+    acid_dirs: list[tuple[ParsedDir, list[FileStatus]]] = []
     for leaf, children in leaves:
         for child in sorted(children, key=lambda c: c.name):
             if is_hidden(child.name):
@@ -179,14 +181,21 @@ def validate_table(target: Target) -> Report:
                 continue
             files: list[FileStatus] = []
             report.guard(d.path, lambda: files.extend(fs.list_dir(d.path)))
+            acid_dirs.append((d, files))
             for f in sorted(files, key=lambda c: c.name):
                 if f.is_dir or is_hidden(f.name) or f.name.endswith("_flush_length"):
                     continue
                 if f.size == 0:
+                    if (not target.insert_only and parse_bucket_file(f.name) is not None
+                            and flush_length(fs, f.path) is None):
+                        report.add(f.path, "empty (0 bytes): an ACID data file always holds at "
+                                           "least its ORC footer; it was truncated or damaged")
                     continue
                 report.files += 1
                 if target.insert_only or parse_bucket_file(f.name) is None:
                     report.guard(f.path, lambda: check_plain_file(target, f))
                 else:
                     report.guard(f.path, lambda: check_acid_file(target, d, f, report))
+    if not target.insert_only:
+        check_acid_version_files(fs, acid_dirs, report)
     return report

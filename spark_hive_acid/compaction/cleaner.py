@@ -6,8 +6,9 @@ What goes, per partition (Hive's Cleaner, ``AcidUtils.getAcidState`` at the curr
   delta. They go only once what hides them has been visible for ``retention_hours``: a reader that
   planned its snapshot before that moment may still open them, so ``retention_hours`` bounds how
   long a read (or a time-travel read of an older snapshot) may run. The moment is the commit time
-  the path-mode log records for the base's write id or for the compaction that made the
-  directory. When a hider is unknown to the log (written by Hive), nothing says how long it has
+  the path-mode log records for the base's write id, or for a compacted directory the moment its
+  compaction's install ended (the output became visible then; for a compaction that died after
+  its commit, when a later compaction or vacuum finished its install). When a hider is unknown to the log (written by Hive), nothing says how long it has
   been visible: only ``retention_hours=0`` removes what it hides.
 * **aborted** directories: never read by any snapshot (a write id is aborted only after being
   open, and open ids are not read), so they go at once.
@@ -25,6 +26,7 @@ older than the compaction).
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -36,7 +38,12 @@ from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
 from ..read.listing import list_table
-from ..txn.logmaint import checkpoint_log, finish_interrupted_installs, prune_installs
+from ..txn.logmaint import (
+    checkpoint_log,
+    finish_interrupted_installs,
+    install_visible_since,
+    prune_installs,
+)
 from ..write.staging import remove_staged
 
 log = logging.getLogger(__name__)
@@ -70,13 +77,24 @@ class VacuumResult:
 
 
 def check_retention(retention_hours: float) -> float:
+    """A number of hours >= 0 (a bool, NaN or infinity is a mistake, not a retention)."""
+    if isinstance(retention_hours, bool):
+        raise InvalidOptionError(f"retentionHours={retention_hours!r} is not a number of hours")
     try:
         value = float(retention_hours)
     except (TypeError, ValueError):
         raise InvalidOptionError(f"retentionHours={retention_hours!r} is not a number") from None
-    if value < 0:
-        raise InvalidOptionError(f"retentionHours={value} must be >= 0")
+    if not math.isfinite(value) or value < 0:
+        raise InvalidOptionError(f"retentionHours={retention_hours!r} must be a finite number "
+                                 "of hours >= 0")
     return value
+
+
+def check_dry_run(dry_run: object) -> bool:
+    """``dryRun`` must be a bool: a string such as 'no' would otherwise count as True."""
+    if not isinstance(dry_run, bool):
+        raise InvalidOptionError(f"dryRun={dry_run!r} must be True or False")
+    return dry_run
 
 
 def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_RETENTION_HOURS,
@@ -84,6 +102,7 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
            staging_grace_s: float = STAGING_GRACE_S) -> VacuumResult:
     """Clean a path-mode table (see the module docstring)."""
     retention_s = check_retention(retention_hours) * 3600.0
+    dry_run = check_dry_run(dry_run)
     now = time.time() if now is None else now
     state = load_state(fs, table_path)
     snapshot = state.snapshot() if state is not None else None
@@ -124,15 +143,16 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
 
 def _commit_times(fs: FileSystem, table_path: str) -> tuple[dict[int, tuple[str, float]],
                                                               dict[str, float]]:
-    """(write id -> (state, time of its terminal record), output directory -> commit time of the
-    compaction that made it)."""
+    """(write id -> (state, time of its terminal record), output directory -> when it became
+    visible: the end of its compaction's install, else that compaction's commit time)."""
     times: dict[int, tuple[str, float]] = {}
     outputs: dict[str, float] = {}
+    installed = install_visible_since(fs, table_path)
     for ev in read_events(fs, table_path):
-        t = float(ev.get("time") or 0.0)
-        times[int(ev["writeId"])] = (str(ev.get("state")), t)
-        for out in (ev.get("metrics") or {}).get("outputs", []) or []:
-            outputs[out] = t
+        times[ev.write_id] = (ev.state, ev.time)
+        for out in ev.outputs:
+            done = installed.get(fs.join(table_path, out).rstrip("/"), ev.time)
+            outputs[out] = max(ev.time, done)
     return times, outputs
 
 

@@ -20,49 +20,53 @@ import logging
 import time
 from typing import Optional
 
-from ..acid.logstate import INSTALL_DONE_SUFFIX, INSTALL_SUFFIX, install_names, install_record
+from ..acid.log_records import Install
+from ..acid.logstate import install_names, installs_done
 from ..read.scan import TableScan
 from ..txn.logmaint import finish_interrupted_installs
-from .cleaner import VacuumResult, _size, check_retention
+from .cleaner import VacuumResult, _size, check_dry_run, check_retention
 
 log = logging.getLogger(__name__)
 
 
-def _installs(fs, table_path: str) -> dict[str, dict]:
-    """Final directory -> the install record of the finished compaction that created it."""
-    names = install_names(fs, table_path)
+def _installs(fs, table_path: str) -> dict[str, tuple[Install, float, bool]]:
+    """Final directory -> (the install record of the finished compaction that created it, when
+    that install ended: the output became visible then, whether it ended late: finished by
+    another process after the compaction died)."""
     out = {}
-    for n in names:
-        if n.endswith(INSTALL_SUFFIX) and n[: -len(INSTALL_SUFFIX)] + INSTALL_DONE_SUFFIX in names:
-            rec = install_record(fs, table_path, n) or {}
-            for _, final in rec.get("pairs", []):
-                out[str(final).rstrip("/")] = rec
+    for rec, done in installs_done(fs, table_path, install_names(fs, table_path)).values():
+        for _, final in rec.pairs:
+            out[final.rstrip("/")] = (rec, done.time if done is not None else rec.time,
+                                      bool(done is not None and done.late))
     return out
 
 
-def _why_not(st, installs: dict[str, dict], open_ids: list[int], locks: list, now: float,
-             retention_s: float) -> Optional[str]:
+def _why_not(st, installs: dict[str, tuple[Install, float, bool]], open_ids: list[int],
+             locks: list, now: float, retention_s: float) -> Optional[str]:
     """Why the obsolete directories of a partition must stay (None: they may go)."""
     hiders = ([st.base] if st.base is not None else []) + [
         d for d in st.deltas + st.delete_deltas
         if d.statement_id < 0 or d.min_write_id != d.max_write_id]
     for d in hiders:
-        rec = installs.get(d.path.rstrip("/"))
-        if rec is None or "txnHighWatermark" not in rec:
+        found = installs.get(d.path.rstrip("/"))
+        if found is None or "txnHighWatermark" not in found[0].extra:
             if retention_s > 0:
                 return f"{d.name} was not made by a compaction of ours: only retentionHours=0"
             if open_ids or locks:
                 return f"{d.name} has no known age, and transactions or locks are open"
             continue
-        c = int(rec["txnHighWatermark"])
-        if now - float(rec.get("time", 0.0)) < retention_s:
+        rec, visible_since, late = found
+        # a late install became visible after transactions above its commit's high watermark
+        # began: any of them may have planned a read of what it replaced
+        c = int(rec.extra["txnHighWatermark"]) if not late else max(open_ids, default=0)
+        if now - visible_since < retention_s:
             return f"{d.name} is younger than the retention"
         older = [t for t in open_ids if t <= c]
         if older:
             return f"transaction {older[0]} is open and may read what {d.name} replaced"
         for lk in locks:
             if (lk.txn_id and lk.txn_id <= c) or (
-                    not lk.txn_id and (lk.acquired_ms or 0) / 1000.0 < float(rec.get("time", 0))):
+                    not lk.txn_id and (lk.acquired_ms or 0) / 1000.0 < visible_since):
                 return f"lock {lk.lock_id} (txn {lk.txn_id}) predates {d.name}"
     return None
 
@@ -72,6 +76,7 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
     """Clean a metastore table (see the module docstring); the result as ``VacuumResult``'s
     JSON, plus ``reasons`` (partition -> why its obsolete directories were kept)."""
     retention_s = check_retention(retention_hours) * 3600.0
+    dry_run = check_dry_run(dry_run)
     now = time.time() if now is None else now
     fs, location = table.location()
     if not dry_run:

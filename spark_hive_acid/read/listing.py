@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from ..acid.logstate import install_names, install_record, installs_in_progress
+from ..acid.logstate import install_names, installs_in_progress, read_install
 from ..acid.names import ParsedDir, is_hidden, parse_acid_dir, parse_bucket_file
 from ..acid.partitions import DEFAULT_PARTITION, unescape, unescape_value
 from ..acid.snapshot import ValidIdList
@@ -174,12 +174,12 @@ def listing_without_installs(fs: FileSystem, table_path: str, listing):
         fresh = after - before
     if not after:
         return result
-    hide = {str(final).rstrip("/") for rec in installs_in_progress(fs, table_path, after).values()
-            for _, final in rec.get("pairs", [])}
+    hide = {final.rstrip("/") for rec in installs_in_progress(fs, table_path, after).values()
+            for _, final in rec.pairs}
     if fresh:  # still moving after the retries: leave out everything those installs touch
-        stems = {n.split(".")[0] for n in fresh}
-        hide.update(str(final).rstrip("/") for n in stems
-                    for _, final in (install_record(fs, table_path, n + ".json") or {}).get("pairs", []))
+        for stem in {n.split(".")[0] for n in fresh if n.split(".")[0].isdigit()}:
+            rec = read_install(fs, table_path, int(stem))
+            hide.update(final.rstrip("/") for _, final in (rec.pairs if rec else ()))
     if not hide:
         return result
     names, leaves, children = result

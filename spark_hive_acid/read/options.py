@@ -62,6 +62,7 @@ class ReadOptions:
             raise InvalidOptionError(
                 "Option countRows=true reads one column, row_count: drop options columns and "
                 "includeRowId")
+        opt.refuse_blank(opts, "versionAsOf", "timestampAsOf", "startingVersion", "endingVersion")
         version = opt.get_int(opts, "versionAsOf", None)
         timestamp = opt.get_str(opts, "timestampAsOf")
         if write_ids is not None and (version is not None or timestamp is not None):

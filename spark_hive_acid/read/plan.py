@@ -127,7 +127,7 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
         delete_files: list[tuple[ParsedDir, FileStatus, Optional[int]]] = []
         for dd in st.delete_deltas:
             for f in pl.dir_files[dd.path]:
-                if parse_bucket_file(f.name) is not None and f.size > 0:
+                if parse_bucket_file(f.name) is not None and not _empty(fs, dd, f):
                     delete_files.append((dd, f, _flush(fs, dd, f)))
                     newest = max(newest, (dd.max_write_id - 0.5, f.path))
 
@@ -146,7 +146,7 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
                      is not RangeResponse.ALL)
             raw_offsets: dict[int, int] = {}
             for f in files:
-                if f.size == 0:
+                if insert_only and f.size == 0 or not insert_only and _empty(fs, d, f):
                     continue
                 bucket = parse_bucket_file(f.name)
                 if insert_only:
@@ -238,6 +238,25 @@ def _partition_uses_v0(fs: FileSystem, pl: PartitionListing) -> bool:
             first = key_arrays(orc.read_stripe(0, columns=[bucket_col]), [bucket_col], f.path)[0][0]
             return bucket_codec.version_of(int(first)) == 0
     return False
+
+
+def _empty(fs: FileSystem, d: ParsedDir, f: FileStatus) -> bool:
+    """Whether a full-ACID directory's data file holds nothing to read: an empty ``bucket_N``
+    is damage (Hive's writers and ours always write at least the ORC footer), so it fails the
+    read naming the file rather than losing its rows; one of a streaming delta whose flush
+    length says nothing was committed yet is empty, and so is an empty original-named file in a
+    raw (LOAD DATA) delta, as Hive skips empty originals."""
+    if f.size > 0:
+        return False
+    if parse_bucket_file(f.name) is None:
+        return True
+    if _flush(fs, d, f) is not None:
+        return True
+    raise CorruptFileError(
+        f"ACID data file {f.path} is empty (0 bytes): it was truncated or damaged (Hive and this "
+        "library always write at least an ORC footer), and the rows it held cannot be read. "
+        "Restore it from a backup or a file-system snapshot; `hiveacid validate` lists every such "
+        "file.")
 
 
 def _flush(fs: FileSystem, d: ParsedDir, f: FileStatus) -> Optional[int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Optional
 
-from ..acid.logstate import read_events, state_at_event
+from ..acid.logstate import first_write_id, load_state, read_events, state_after
 from ..acid.snapshot import ValidIdList
 from ..exceptions import InvalidOptionError, InvalidSnapshotError
 from ..io.filesystem import FileSystem
@@ -61,18 +61,19 @@ def as_of_version(current: ValidIdList, version: int, display: str) -> ValidIdLi
 
 def as_of_time(fs: FileSystem, path: str, when: float, raw: str, display: str) -> ValidIdList:
     """The snapshot of a path-mode table after its last commit at or before ``when``."""
-    events = read_events(fs, path)
-    if not events:
+    state = load_state(fs, path)
+    events = read_events(fs, path) if state is not None else []
+    if state is None or not events:
         raise InvalidOptionError(
             f"timestampAsOf='{raw}': {display} has no recorded commit times (it has no "
             "transaction log: written by Hive, or never written by this library); use "
             "versionAsOf=<write id> instead")
-    chosen = [ev for ev in events if float(ev.get("time") or 0) <= when]
+    chosen = [ev for ev in events if ev.time <= when]
     if not chosen:
         raise InvalidOptionError(
             f"timestampAsOf='{raw}' is before the first commit recorded for {display} "
-            f"({_iso(float(events[0].get('time') or 0))} UTC)")
-    snapshot = state_at_event(fs, path, chosen[-1]).snapshot()
+            f"({_iso(events[0].time)})")
+    snapshot = state_after(events, chosen[-1].seq, first_write_id(state, events)).snapshot()
     if snapshot is None:  # cannot happen: the chosen event terminated a write id
         raise InvalidOptionError(f"timestampAsOf='{raw}': no snapshot of {display} at that time")
     return snapshot

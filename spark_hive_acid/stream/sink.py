@@ -59,9 +59,8 @@ def last_committed_batch(fs: FileSystem, table_path: str, query_id: str) -> Opti
     """The newest batch of ``query_id`` committed in a path-mode table's log (None: none).
     Reads the log's records newest first and stops at the query's newest one."""
     for ev in events_newest_first(fs, table_path):
-        props = ev.get("properties") or {}
-        if ev.get("state") == COMMITTED and props.get(QUERY_PROPERTY) == query_id:
-            return int(props[BATCH_PROPERTY])
+        if ev.committed and ev.properties.get(QUERY_PROPERTY) == query_id:
+            return int(ev.properties[BATCH_PROPERTY])
     return None
 
 

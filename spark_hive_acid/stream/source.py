@@ -46,6 +46,12 @@ class SourceOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "SourceOptions":
+        opt.refuse_blank(options, "startingVersion")
+        if opt.get(options, "endingVersion") is not None:
+            raise InvalidOptionError(
+                "Option endingVersion is for batch reads of the change feed (spark.read); a "
+                "stream reads each write id as it commits, from startingVersion on. To stop at "
+                "the table's current version, run the stream with .trigger(availableNow=True)")
         start = opt.get_str(options, "startingVersion")
         if start is not None and start.lower() != "latest":
             opt.parse_int_text(start, "Option startingVersion")

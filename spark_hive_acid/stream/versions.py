@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from .. import options as opt
-from ..acid.logstate import COMMITTED, read_events, read_snapshot
+from ..acid.logstate import read_events, read_snapshot
 from ..acid.snapshot import ValidIdList
 from ..io.registry import get_filesystem
 from ..txn.pathlog import max_write_id_in_dirs
@@ -43,9 +43,8 @@ def commit_times(options: Mapping[str, str], low: int, high: int) -> dict[int, f
     fs, path = get_filesystem(opt.get_str(options, "path") or "", options)
     out: dict[int, float] = {}
     for ev in read_events(fs, path):
-        w = int(ev["writeId"])
-        if low < w <= high and ev.get("state") == COMMITTED and ev.get("time") is not None:
-            out[w] = float(ev["time"])
+        if low < ev.write_id <= high and ev.committed:
+            out[ev.write_id] = ev.time
     return out
 
 
@@ -54,8 +53,7 @@ def operations(options: Mapping[str, str]) -> Optional[dict[int, str]]:
     if opt.get_str(options, "table"):
         return None
     fs, path = get_filesystem(opt.get_str(options, "path") or "", options)
-    return {int(e["writeId"]): str(e.get("operation")) for e in read_events(fs, path)
-            if e.get("state") == COMMITTED}
+    return {e.write_id: str(e.operation) for e in read_events(fs, path) if e.committed}
 
 
 def partitions_written(options: Mapping[str, str], low: int, high: int
@@ -70,7 +68,6 @@ def partitions_written(options: Mapping[str, str], low: int, high: int
         return None
     out: dict[int, Optional[list[str]]] = {}
     for ev in read_events(fs, path):
-        w = int(ev["writeId"])
-        if low < w <= high and ev.get("state") == COMMITTED:
-            out[w] = list(ev.get("partitions") or []) if ev.get("operation") else None
+        if low < ev.write_id <= high and ev.committed:
+            out[ev.write_id] = list(ev.partitions) if ev.operation else None
     return out

@@ -35,18 +35,19 @@ and write-set check instead.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
+from ..acid.log_records import Terminal
 from .base import DML_OPERATIONS, WriteSet
 
 
-def write_set_of_record(record: Mapping[str, Any]) -> WriteSet:
+def write_set_of_record(record: Terminal) -> WriteSet:
     """The write set a commit record describes; records written before write sets were recorded
     are read conservatively from their operation and partitions."""
-    if "writeSet" in record:
-        return WriteSet.from_json(record["writeSet"])
-    return legacy_write_set(str(record.get("operation") or ""), record.get("partitions", ()),
-                            record.get("dmlPartitions", ()))
+    if record.write_set is not None:
+        return WriteSet.from_json(record.write_set)
+    return legacy_write_set(str(record.operation or ""), record.partitions,
+                            record.dml_partitions)
 
 
 def legacy_write_set(operation: str, partitions: Any, dml_partitions: Any) -> WriteSet:

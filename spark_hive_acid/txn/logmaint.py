@@ -3,9 +3,10 @@
 * **Installs** (``installs/<W>.json`` then ``<W>.done``): a compaction announces the directory
   renames that make its output visible, so readers see all of them or none
   (``read.listing.listing_without_installs``); an install left unfinished by a killed compaction
-  is finished (rolled forward) later.
-* **Checkpoints** (``checkpoints/<seq>.json``): the log's terminal and allocation records folded
-  into one file, so the log keeps a bounded number of files (``acid.logstate`` reads them).
+  is finished (rolled forward) later, and its ``.done`` then says so (``late``): the output became
+  visible only then, which is what vacuum's retention counts from.
+* **Checkpoints** (``checkpoints/<seq>.json``): the log's records folded into one file, so the log
+  keeps a bounded number of files (``acid.logstate`` reads them).
 """
 from __future__ import annotations
 
@@ -13,22 +14,21 @@ import logging
 import time
 from typing import Optional, Sequence
 
+from ..acid.log_records import (
+    Allocation,
+    Checkpoint,
+    Install,
+    InstallDone,
+    LogLayout,
+    encode,
+)
 from ..acid.logstate import (
-    _CHECKPOINTS,
-    _EVENTS,
-    _INSTALLS,
-    _WRITEIDS,
-    INSTALL_DONE_SUFFIX,
-    INSTALL_SUFFIX,
-    _numbered,
-    _read_json,
-    _sub,
-    encode_record,
     install_names,
-    install_record,
+    installs_done,
     installs_in_progress,
     latest_checkpoint,
     load_state,
+    read_allocation,
     read_events,
 )
 from ..exceptions import StorageError
@@ -36,30 +36,29 @@ from ..io.filesystem import FileSystem
 
 log = logging.getLogger(__name__)
 
-# --- compaction installs (``acid.logstate`` describes the markers) ------------------------------
+# --- compaction installs ---------------------------------------------------------------------------
 INSTALL_STALE_S = 300.0  # an install unfinished for this long belongs to a dead compaction
 INSTALL_KEEP_S = 3600.0  # finished install markers are removed after this long
-
-
-def _install_path(fs: FileSystem, table_path: str, name: str) -> str:
-    return _sub(fs, table_path, _INSTALLS, name)
+#: An install that ended later than this after it began was finished late (a dead compaction's):
+#: its ``.done`` is kept, because the output's visibility counts from it.
+INSTALL_PROMPT_S = 60.0
 
 
 def begin_install(fs: FileSystem, table_path: str, write_id: int,
                   pairs: Sequence[tuple[str, str]], **extra) -> None:
     """Announce compaction W's directory renames (readers hide the final directories until
     :func:`end_install`)."""
-    fs.mkdirs(_sub(fs, table_path, _INSTALLS))
-    record = {"writeId": write_id, "time": time.time(), "pairs": [list(p) for p in pairs], **extra}
-    if not fs.create_exclusive(_install_path(fs, table_path, f"{write_id:019d}{INSTALL_SUFFIX}"),
-                               encode_record(record)):
+    layout = LogLayout(fs, table_path)
+    fs.mkdirs(layout.installs_dir)
+    record = Install(write_id, time.time(), tuple((str(a), str(b)) for a, b in pairs), extra)
+    if not fs.create_exclusive(layout.install(write_id), encode(record.to_json())):
         raise StorageError(f"Install of compaction write id {write_id} on {table_path} was "
                            "already announced")
 
 
-def end_install(fs: FileSystem, table_path: str, write_id: int) -> None:
-    fs.create_exclusive(_install_path(fs, table_path, f"{write_id:019d}{INSTALL_DONE_SUFFIX}"),
-                        encode_record({"writeId": write_id, "time": time.time()}))
+def end_install(fs: FileSystem, table_path: str, write_id: int, late: bool = False) -> None:
+    fs.create_exclusive(LogLayout(fs, table_path).install_done(write_id),
+                        encode(InstallDone(write_id, time.time(), late).to_json()))
 
 
 def finish_interrupted_installs(fs: FileSystem, table_path: str,
@@ -70,84 +69,100 @@ def finish_interrupted_installs(fs: FileSystem, table_path: str,
     are removed instead. Returns their write (or txn) ids."""
     names = install_names(fs, table_path)
     done = []
-    for w, rec in sorted(installs_in_progress(fs, table_path, names).items()):
-        if time.time() - float(rec.get("time", 0.0)) < older_than_s:
+    for w, rec in installs_in_progress(fs, table_path, names).items():
+        if time.time() - rec.time < older_than_s:
             continue
-        pairs = rec.get("pairs", [])
-        if all(fs.exists(final) or fs.exists(staged) for staged, final in pairs):
-            for staged, final in pairs:
+        if all(fs.exists(final) or fs.exists(staged) for staged, final in rec.pairs):
+            for staged, final in rec.pairs:
                 if not fs.exists(final):
                     fs.rename(staged, final)
             log.warning("Finished the install of compaction %d on %s (it died after committing)",
                         w, table_path)
         else:
-            for _, final in pairs:
+            for _, final in rec.pairs:
                 fs.delete(final, recursive=True)
             log.warning("Rolled back the unfinished install of compaction %d on %s: its staged "
                         "output is gone", w, table_path)
-        end_install(fs, table_path, w)
+        end_install(fs, table_path, w, late=True)
         done.append(w)
     return done
 
 
+def install_visible_since(fs: FileSystem, table_path: str) -> dict[str, float]:
+    """Final directory -> when the finished install that made it visible ended."""
+    out = {}
+    for rec, done in installs_done(fs, table_path, install_names(fs, table_path)).values():
+        for _, final in rec.pairs:
+            out[final.rstrip("/")] = done.time if done is not None else rec.time
+    return out
+
+
 def prune_installs(fs: FileSystem, table_path: str, older_than_s: float = INSTALL_KEEP_S) -> None:
-    """Remove the markers of installs finished more than ``older_than_s`` ago."""
-    names = install_names(fs, table_path)
-    for n in names:
-        if not n.endswith(INSTALL_DONE_SUFFIX):
+    """Remove the markers of installs finished promptly more than ``older_than_s`` ago (their
+    output became visible with their commit). Installs finished late are kept: their ``.done``
+    is when their output became visible."""
+    layout = LogLayout(fs, table_path)
+    for w, (rec, done) in installs_done(fs, table_path, install_names(fs, table_path)).items():
+        if done is None or done.late or done.time - rec.time > INSTALL_PROMPT_S:
             continue
-        rec = install_record(fs, table_path, n) or {}
-        if time.time() - float(rec.get("time", 0.0)) >= older_than_s:
-            stem = n[: -len(INSTALL_DONE_SUFFIX)]
-            fs.delete(_install_path(fs, table_path, stem + INSTALL_SUFFIX))
-            fs.delete(_install_path(fs, table_path, n))
+        if time.time() - done.time >= older_than_s:
+            fs.delete(layout.install(w))
+            fs.delete(layout.install_done(w))
 
 
 # --- checkpoints (``acid.logstate`` reads them) ------------------------------------------------------
 def checkpoint_log(fs: FileSystem, table_path: str, min_records: int = 1) -> Optional[int]:
-    """Fold the log's terminal records (all but the newest, which writers read) and the
-    allocation records of their write ids into ``checkpoints/<seq>.json``, then remove those files
-    and older checkpoints; returns the checkpoint's seq (None: fewer than ``min_records`` to fold).
+    """Fold the log's records (all but the newest, which writers read) and the allocation records
+    of their write ids into ``checkpoints/<seq>.json``, then remove those files and older
+    checkpoints; returns the checkpoint's seq (None: fewer than ``min_records`` to fold).
 
     Nothing is lost: every record keeps its content (minus the cumulative state, which the newest
     record carries), and readers take folded records from the checkpoint (``read_events``,
     ``history``). Crash-safe: the checkpoint appears whole before anything is removed, readers
     prefer it to the files it folded, and a reader that loses a file to a concurrent checkpoint
-    reads it again from there. Kept: the newest record, the allocation record of the highest
-    write id (the next allocation counts from it), and everything of open write ids."""
-    seqs = _numbered(fs, _sub(fs, table_path, _EVENTS), ".json")
+    reads it again from there. Writers check every name they create against the checkpoints
+    (``txn.log_append``), so a removed name is never claimed twice. Kept: the newest record, the
+    allocation record of the highest write id (the next allocation counts from it), and
+    everything of open write ids."""
+    layout = LogLayout(fs, table_path)
+    seqs = layout.numbered(layout.events_dir)
     old = latest_checkpoint(fs, table_path)
-    old_seq = int(old["seq"]) if old else 0
+    old_seq = old.seq if old is not None else 0
     if len(seqs) < 2:
         return None
     upto = seqs[-2]
     if len([s for s in seqs if old_seq < s <= upto]) < max(min_records, 1):
         return None
-    events = [e for e in read_events(fs, table_path) if e["seq"] <= upto]
+    events = tuple(e.folded() for e in read_events(fs, table_path) if e.seq <= upto)
+    if not events or events[-1].seq != upto:
+        return None  # another checkpoint moved on meanwhile
     state = load_state(fs, table_path)
-    allocations = dict((old or {}).get("allocations", {}))
-    folded_ids = sorted({int(e["writeId"]) for e in events})
+    folded_ids = sorted({e.write_id for e in events})
+    allocations: dict[int, Allocation] = {}
     for w in folded_ids:
-        rec = _read_json(fs, _sub(fs, table_path, _WRITEIDS, f"{w:019d}.json"))
+        rec = read_allocation(fs, table_path, w)
         if rec is not None:
-            allocations[str(w)] = rec
-    record = {"seq": upto, "time": time.time(),
-              "events": [{k: v for k, v in e.items() if k != "cumulative"} for e in events],
-              "allocations": allocations}
-    fs.mkdirs(_sub(fs, table_path, _CHECKPOINTS))
-    if not fs.create_exclusive(_sub(fs, table_path, _CHECKPOINTS, f"{upto:019d}.json"),
-                               encode_record(record)):
+            allocations[w] = rec
+    newest_cp = latest_checkpoint(fs, table_path)  # also what a concurrent checkpoint kept
+    if newest_cp is not None and newest_cp.seq >= upto:
+        return None  # another process checkpointed as far meanwhile
+    for base in (old, newest_cp):
+        for w, rec in (base.allocations if base is not None else {}).items():
+            allocations.setdefault(w, rec)
+    fs.mkdirs(layout.checkpoints_dir)
+    record = Checkpoint(upto, time.time(), events, allocations)
+    if not fs.create_exclusive(layout.checkpoint(upto), encode(record.to_json())):
         return None  # another process checkpointed up to the same record
     for seq in seqs:
         if seq <= upto:
-            fs.delete(_sub(fs, table_path, _EVENTS, f"{seq:019d}.json"))
+            fs.delete(layout.event(seq))
     keep = state.high_watermark if state is not None else 0
     for w in folded_ids:
         if w != keep and state is not None and state.is_terminated(w):
-            fs.delete(_sub(fs, table_path, _WRITEIDS, f"{w:019d}.json"))
-    for seq in _numbered(fs, _sub(fs, table_path, _CHECKPOINTS), ".json"):
+            fs.delete(layout.allocation(w))
+    for seq in layout.numbered(layout.checkpoints_dir):
         if seq < upto:
-            fs.delete(_sub(fs, table_path, _CHECKPOINTS, f"{seq:019d}.json"))
+            fs.delete(layout.checkpoint(seq))
     log.info("Checkpointed the transaction log of %s up to record %d (%d records)", table_path,
              upto, len(events))
     return upto

@@ -48,6 +48,7 @@ class Op:
     rows: list[Row] = field(default_factory=list)  # append / overwrite / merge source
     ids: frozenset[int] = frozenset()  # delete / update
     _commit: Optional[Callable[[], None]] = None
+    write_id: Optional[int] = None  # once begun
 
     def __repr__(self) -> str:
         return f"{self.kind}({sorted(self.ids) or self.rows})"
@@ -80,6 +81,7 @@ class Op:
         op = {"append": "append", "static": "overwrite", "dynamic": "overwrite"}.get(
             self.kind, self.kind)
         txn = ref.begin(op)
+        self.write_id = txn.write_id
         stage = fs.join(staging_dir(fs, location, txn.write_id), "t")
         mapping = map_columns(layout, _arrow(self.rows or [(0, 0, 0)]).schema)
         if self.kind in ("append", "static", "dynamic"):

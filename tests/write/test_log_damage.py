@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from spark_hive_acid import read_table, write_table
-from spark_hive_acid.acid.logstate import CHECKSUM
+from spark_hive_acid.acid.log_records import CHECKSUM, LogLayout
 from spark_hive_acid.exceptions import InvalidOptionError, TransactionLogDamagedError
 from spark_hive_acid.txn import pathlog
 
@@ -42,8 +42,9 @@ def test_truncated_newest_commit_record_is_an_error_not_lost_rows(tmp_path, fs):
     assert str(newest) in str(e.value) and "repair" in str(e.value)
     with pytest.raises(TransactionLogDamagedError):  # the next writer stops too ...
         write_table(pa.table({"id": [99]}), path)
-    assert pathlog._numbered(fs, f"{path}/{pathlog.LOG_DIR}/writeids", ".json") == [1, 2]
-    assert pathlog._numbered(fs, f"{path}/{pathlog.LOG_DIR}/events", ".json") == [1, 2]
+    layout = LogLayout(fs, path)
+    assert layout.numbered(layout.writeids_dir) == [1, 2]
+    assert layout.numbered(layout.events_dir) == [1, 2]
     newest.write_bytes(good)  # ... and aborted nothing: restoring the file brings everything back
     assert _ids(path) == [0, 1, 10, 11]
     write_table(pa.table({"id": [99]}), path)

@@ -38,7 +38,7 @@ def test_open_committed_aborted_in_snapshot(tmp_path, fs):
     assert snap.is_valid(1) and snap.is_valid(2) and not snap.is_valid(3)
     assert [(h["writeId"], h["state"]) for h in txnlog.history(fs, t)] == \
         [(3, "aborted"), (2, "committed"), (1, "committed")]
-    assert txnlog.Transaction(t, 4, "x", snap, 0).snapshot_string == snap.to_string()
+    assert txnlog.PathTransaction(t, 4, "x", snap, 0).snapshot_string == snap.to_string()
 
 
 def test_first_write_id_follows_hive_dirs(tmp_path, fs):
@@ -156,8 +156,8 @@ def test_concurrent_processes_get_distinct_ids_and_all_commit(tmp_path):
     snap = txnlog.read_snapshot(fs, table)
     assert snap.high_watermark == 32 and not snap.exceptions
     events = txnlog.read_events(fs, table)
-    assert [e["seq"] for e in events] == list(range(1, 33))
-    assert sorted(e["writeId"] for e in events) == list(range(1, 33))
+    assert [e.seq for e in events] == list(range(1, 33))
+    assert sorted(e.write_id for e in events) == list(range(1, 33))
 
 
 def test_log_files_are_json(tmp_path, fs):
