@@ -31,12 +31,12 @@ class BatchedHiveAcidSource(HiveAcidDataSource):
         return "hiveacid_bench_batch"
 
     def _scan(self):
-        from spark_hive_acid.read.scan import TableScan
+        from spark_hive_acid.catalog import open_scan
 
         scan = getattr(self, "_cached_scan", None)
         if scan is None:
             opts = {k: v for k, v in self.options.items() if k.lower() != "benchbatchrows"}
-            scan = TableScan(opts)
+            scan = open_scan(opts)
             self._cached_scan = scan
         return scan
 

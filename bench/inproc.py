@@ -28,9 +28,9 @@ from .timing import measure
 
 
 def plan(path: str, options: dict | None = None):
-    from spark_hive_acid.read.scan import TableScan
+    from spark_hive_acid.catalog import open_scan
 
-    return TableScan({"path": path, **(options or {})})
+    return open_scan({"path": path, **(options or {})})
 
 
 def read_with_reader(path: str, options: dict | None = None, cold: bool = True,

@@ -14,13 +14,12 @@ import pyarrow as pa
 
 from . import options as opt
 from .acid.layout import staging_dir
-from .catalog import table_ref
+from .catalog import open_scan, table_ref
 from .exceptions import InvalidOptionError, SchemaMismatchError
-from .read.scan import read_table
-from .txn.committer import commit_write, empty_bases
+from .txn.committer import empty_bases
+from .txn.session import WriteSession
 from .write.options import WriteOptions
 from .write.schema import map_columns
-from .write.staging import open_staging, remove_staging
 from .write.task_writer import InsertTarget, TableSpec, stage_batches
 
 __all__ = ["read_table", "write_table"]
@@ -71,22 +70,23 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     spec = TableSpec.of(location, layout)
     overwrite = mode == "overwrite"
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
-    try:
-        open_staging(fs, location, txn.write_id)
-        with txn.keep_alive():
-            staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
-                                   mapping, _same_schema(batches, schema),
-                                   fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
-            empty = (empty_bases(txn, fs, spec, staged,
-                                 replace_all=not write_options.dynamic_overwrite)
-                     if overwrite else [])
-            result = commit_write(fs, spec, txn, staged, empty_bases=empty,
-                                  static_overwrite=overwrite and not write_options.dynamic_overwrite)
-    except BaseException as e:
-        if txn.abort(f"write_table failed: {type(e).__name__}: {e}") is not False:
-            remove_staging(fs, location, txn.write_id)
-        raise
+    with WriteSession(fs, location, txn, "write_table") as session:
+        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
+                               mapping, _same_schema(batches, schema),
+                               fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
+        empty = (empty_bases(txn, fs, spec, staged,
+                             replace_all=not write_options.dynamic_overwrite)
+                 if overwrite else [])
+        result = session.commit(spec, staged, empty_bases=empty,
+                                static_overwrite=overwrite and not write_options.dynamic_overwrite)
     return dict(result.metrics, **txn.ids())
+
+
+def read_table(path: str, **options: str) -> pa.Table:
+    """Read a table in-process (no Spark), e.g. ``read_table(p, validWriteIds='db.t:5:...')``."""
+    opts = {"path": path, **{k: str(v).lower() if isinstance(v, bool) else str(v)
+                             for k, v in options.items()}}
+    return open_scan(opts).to_arrow()
 
 
 def _same_schema(batches: Iterable[pa.RecordBatch], schema: pa.Schema

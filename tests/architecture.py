@@ -41,6 +41,17 @@ COMPAT_EDGES: frozenset[tuple[str, str]] = frozenset({
 })
 
 
+#: Packages of one layer that must not import each other (issue 21): the read path takes a
+#: resolved table (it never opens the metastore, ``read.source``), the write path never reaches
+#: into the read path (adopting a Hive-written table is the catalog's job).
+FORBIDDEN: tuple[tuple[str, str], ...] = (
+    ("read", "metastore"), ("read", "write"), ("write", "read"), ("write", "metastore"),
+    ("metastore", "read"), ("metastore", "write"), ("txn", "catalog"),
+)
+#: The table kinds: only the catalog tells them apart.
+TABLE_KINDS = ("PathTable", "MetastoreTable")
+
+
 @dataclass
 class Module:
     name: str
@@ -211,3 +222,29 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
+
+
+def forbidden_imports(modules: dict[str, Module]) -> list[str]:
+    """Imports between packages that :data:`FORBIDDEN` keeps apart."""
+    out = []
+    for a, b, line in edges(modules):
+        pa_, pb = a.split(".")[1:2], b.split(".")[1:2]
+        if pa_ and pb and (pa_[0], pb[0]) in FORBIDDEN:
+            out.append(f"{a}:{line} imports {b} ({pa_[0]} must not import {pb[0]})")
+    return out
+
+
+def kind_checks_outside_catalog(root: Path = ROOT) -> list[str]:
+    """``isinstance(x, PathTable)`` and the like outside ``catalog/``: what differs between the
+    table kinds is decided inside the table reference."""
+    out = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        if path.parent.name == "catalog":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance" \
+                    and len(node.args) == 2 and any(k in ast.unparse(node.args[1])
+                                                    for k in TABLE_KINDS):
+                out.append(f"{path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}")
+    return out

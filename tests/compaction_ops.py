@@ -21,7 +21,7 @@ from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.direct import write_table
 from spark_hive_acid.io.filesystem import LocalFileSystem
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.txn import pathlog
 from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.write.task_writer import DeleteWriter, InsertTarget, InsertWriter, TableSpec

@@ -20,7 +20,7 @@ import pytest
 
 from acid_files import bp, bucket_name, delta_name, write_ids, write_orc_file
 from spark_hive_acid.exceptions import CorruptFileError
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from test_read_errors import naming
 
 KEYS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction")

@@ -27,6 +27,15 @@ def test_no_layer_imports_a_higher_one(modules):
     assert arch.upward_imports(modules) == []
 
 
+def test_read_write_and_metastore_keep_apart(modules):
+    """Issue 21's contracts: read/ never opens the metastore, write/ never reaches into read/."""
+    assert arch.forbidden_imports(modules) == []
+
+
+def test_only_the_catalog_tells_table_kinds_apart():
+    assert arch.kind_checks_outside_catalog() == []
+
+
 def test_only_the_spark_package_imports_pyspark(modules):
     assert arch.pyspark_outside_spark(modules) == []
 
@@ -56,6 +65,23 @@ def test_the_checker_sees_cycles_and_upward_imports_inside_functions(tmp_path):
     assert [u.split(" imports ")[1].split(" ")[0] for u in arch.upward_imports(mods)] == \
         [f"{arch.PACKAGE}.read.b"]
     assert arch.pyspark_outside_spark(mods) == [f"{arch.PACKAGE}.acid.a:3 imports pyspark"]
+
+
+def test_the_checker_sees_forbidden_imports_and_kind_checks(tmp_path):
+    pkg = tmp_path / arch.PACKAGE
+    for d in ("read", "metastore", "spark"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "metastore" / "m.py").write_text("X = 1\n")
+    (pkg / "read" / "r.py").write_text("def f():\n    from ..metastore import m\n")
+    (pkg / "spark" / "s.py").write_text("def g(t):\n    return isinstance(t, PathTable)\n")
+    mods = arch.scan(tmp_path)
+    assert arch.forbidden_imports(mods) == [
+        f"{arch.PACKAGE}.read.r:2 imports {arch.PACKAGE}.metastore.m (read must not import "
+        "metastore)"]
+    assert arch.kind_checks_outside_catalog(tmp_path) == [
+        f"{arch.PACKAGE}/spark/s.py:2: isinstance(t, PathTable)"]
 
 
 @pytest.mark.parametrize("old, new, name", [

@@ -25,7 +25,8 @@ from spark_hive_acid.io.protobuf import fields, read_varint, varint
 from spark_hive_acid.read.calendar import SWITCH_DAY, footer_facts, julian_to_gregorian_days, rebase
 from spark_hive_acid.read.pushdown import DataPredicate, compile_filter
 from spark_hive_acid.read.reader import TaskReader
-from spark_hive_acid.read.scan import TableScan, read_table
+from spark_hive_acid.catalog import open_scan
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.write.orc_tail import as_original_chunks, add_user_metadata_to_bytes
 
 from corpus_location import corpus_table
@@ -334,7 +335,7 @@ def test_stripe_statistics_of_hybrid_files_skip_nothing_they_should_not(hive_ref
     1000-02-24): a filter on the rebased value must not skip the stripe."""
     t = tmp_path / "t"
     hive_ref.write(t, [("id", "int"), ("d", "date")], txn=1, inserts=[[1, "1000-02-29"]])
-    scan = TableScan({"path": str(t)})
+    scan = open_scan({"path": str(t)})
     types = {c.name.lower(): c.type for c in scan.data_columns}
     schema = pa.schema([pa.field(c.name, c.type) for c in scan.data_columns])
 

@@ -15,7 +15,7 @@ from spark_hive_acid.catalog.path import PathTable
 from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.io.filesystem import LocalFileSystem
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 NATION = [("n_nationkey", "int"), ("n_name", "string"), ("n_regionkey", "int"),
           ("n_comment", "string")]

@@ -17,7 +17,7 @@ from hive_ref.fixtures import hive_ref  # noqa: F401
 from spark_hive_acid.catalog import table_ref
 from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.direct import write_table
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.write.task_writer import DeleteWriter, TableSpec
 

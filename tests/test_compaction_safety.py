@@ -14,7 +14,7 @@ from spark_hive_acid.catalog.path import PathTable
 from spark_hive_acid.compaction import runner
 from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.exceptions import CommitConflictError
-from spark_hive_acid.read.scan import TableScan
+from spark_hive_acid.catalog import open_scan
 from spark_hive_acid.txn import logmaint, pathlog
 
 
@@ -58,7 +58,8 @@ def test_writes_committed_during_a_compaction_are_kept(tmp_path, kind):
 def test_reader_planned_before_a_compaction_reads_until_the_retention_bound(tmp_path):
     t = _table(tmp_path)
     expected = t.values(t.ours())
-    scan = TableScan({"path": t.path})  # planned: holds the delta files
+    scan = open_scan({"path": t.path})
+    assert scan.plan.slices  # planned: holds the delta files
     t.compact("minor")
     t.compact("major")
     kept = vacuum(t.fs, t.path, retention_hours=1)
@@ -192,8 +193,8 @@ def test_one_big_file_is_read_by_every_core(tmp_path):
         w.write_inserts(pa.record_batch([pa.array(ids), pa.array(rng.integers(0, 1 << 62, len(ids)).astype(str))],
                                         names=["id", "v"]), 1, 536870912)
     w.close()
-    whole = TableScan({"path": path}).to_arrow(["row__id", "id", "v"])
-    scan = TableScan({"path": path})
+    whole = open_scan({"path": path}).to_arrow(["row__id", "id", "v"])
+    scan = open_scan({"path": path})
     tasks = scan.tasks(min_tasks=4)
     assert len(tasks) == 4
     sizes = sorted(t.size for t in tasks)

@@ -28,7 +28,7 @@ from spark_hive_acid.compaction import segments
 from spark_hive_acid.compaction.plan import Unit, exact_type
 from spark_hive_acid.io.filesystem import LocalFileSystem
 from spark_hive_acid.read.plan import FileSlice
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.write.acid_file import (AcidFileWriter, concat_acid_files,
                                              write_acid_version_file)
 from spark_hive_acid.write.schema import row_type_of
@@ -207,9 +207,9 @@ def _filtered_ids(table: str, monkeypatch) -> tuple[list[int], list[int]]:
 
     from spark_hive_acid.read.pushdown import DataPredicate, compile_filter
     from spark_hive_acid.read.reader import TaskReader
-    from spark_hive_acid.read.scan import TableScan
+    from spark_hive_acid.catalog import open_scan
 
-    scan = TableScan({"path": table})
+    scan = open_scan({"path": table})
     types = {c.name.lower(): c.type for c in scan.data_columns}
     conds = (compile_filter(GreaterThanOrEqual(("id",), 1234), types),
              compile_filter(LessThan(("id",), 1500), types))

@@ -5,7 +5,7 @@ import datetime
 
 import pytest
 
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 MAX = 9223372036854775807
 
@@ -39,10 +39,10 @@ class TestNation25k:
         assert {(r["row__id"]["writeId"], r["row__id"]["bucketId"]) for r in rows} == {(2, 536870912)}
 
     def test_stripe_splits_give_the_same_rows(self, corpus_copy):
-        from spark_hive_acid.read.scan import TableScan
+        from spark_hive_acid.catalog import open_scan
 
         path = corpus_copy("nation25k")
-        scan = TableScan({"path": path, "splitSize": "1"})
+        scan = open_scan({"path": path, "splitSize": "1"})
         assert len(scan.plan.slices) == 5  # one slice per stripe
         assert scan.to_arrow().num_rows == 23_000
 

@@ -60,7 +60,7 @@ def test_memory_is_at_most_16_bytes_per_event():
 def test_streaming_fallback_equals_in_memory_set(tmp_path, seed):
     """Beyond maxDeleteEventsInMemory the sort-merge path must delete exactly the same rows."""
     from acid_files import bp, delta_name, deletes, inserts, stripe_row_counts, write_acid_file
-    from spark_hive_acid.read.scan import read_table
+    from spark_hive_acid.direct import read_table
 
     rng = np.random.default_rng(seed)
     table = tmp_path / "t"

@@ -80,7 +80,7 @@ from spark_hive_acid.acid.snapshot import parse_txns, parse_write_ids
 from spark_hive_acid.acid.state import select_acid_state
 from spark_hive_acid.exceptions import NotEnoughHistoryError
 from spark_hive_acid.io.registry import get_filesystem
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 pytestmark = pytest.mark.hive
 

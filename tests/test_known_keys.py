@@ -6,7 +6,7 @@ import pytest
 
 from acid_files import base_name, bp, delta_name, deletes, inserts, stripe_row_counts, write_acid_file
 from spark_hive_acid.read import reader
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 KEYS = ("originalTransaction", "bucket", "rowId")
 
@@ -109,7 +109,7 @@ def test_deletes_on_proven_key_ranges_without_row_ids(tmp_path, decoded, monkeyp
 def test_zero_column_read_counts_survivors_on_every_key_path(tmp_path, monkeypatch):
     """No output column at all (a ``count()``): proven ranges, gapped row ids and mixed stripes
     still apply their deletes, and the ``row`` struct is never decoded."""
-    from spark_hive_acid.read.scan import TableScan
+    from spark_hive_acid.catalog import open_scan
 
     read: set[str] = set()
     original = reader.TaskReader._read_stripe
@@ -120,7 +120,7 @@ def test_zero_column_read_counts_survivors_on_every_key_path(tmp_path, monkeypat
 
     monkeypatch.setattr(reader.TaskReader, "_read_stripe", spy)
     table, expected, _ = _events_table(tmp_path)
-    got = TableScan({"path": str(table)}).to_arrow(columns=[])
+    got = open_scan({"path": str(table)}).to_arrow(columns=[])
     assert got.num_columns == 0
     assert got.num_rows == len(expected)
     assert read and "row" not in read

@@ -25,7 +25,7 @@ from spark_hive_acid.compaction import runner
 from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.exceptions import CorruptFileError, InvalidOptionError
 from spark_hive_acid.io.filesystem import LocalFileSystem
-from spark_hive_acid.read.scan import TableScan
+from spark_hive_acid.catalog import open_scan
 from spark_hive_acid.stream.source import StreamPlanner
 from spark_hive_acid.stream.versions import low_watermark
 from spark_hive_acid.txn import logmaint, pathlog
@@ -105,7 +105,8 @@ def test_vacuum_retention_counts_from_when_an_interrupted_install_finished(tmp_p
     before = t.ours()
     dead = _kill_compaction(t, "renaming")
     _age_log_records(t.path, dead, 3600)
-    scan = TableScan({"path": t.path})  # planned: the install is unfinished, it reads the deltas
+    scan = open_scan({"path": t.path})
+    assert scan.plan.slices  # planned: the install is unfinished, it reads the deltas
     result = vacuum(t.fs, t.path, retention_hours=0.05)  # finishes the install (late)
     assert logmaint.install_visible_since(t.fs, t.path)  # the output is visible now
     assert result.obsolete == [] and result.kept

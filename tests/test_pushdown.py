@@ -10,7 +10,7 @@ from pyspark.sql.datasource import (EqualNullSafe, EqualTo, GreaterThan, In, IsN
 
 from spark_hive_acid.read.pushdown import DataPredicate, compile_filter, evaluate_all
 from spark_hive_acid.read.reader import TaskReader
-from spark_hive_acid.read.scan import TableScan
+from spark_hive_acid.catalog import open_scan
 from spark_hive_acid.read.stripe_stats import cond_rules_out
 
 TYPES = {"i": pa.int32(), "s": pa.string(), "d": pa.date32(), "m": pa.decimal128(10, 2),
@@ -66,7 +66,7 @@ def test_stats_rules():
 @pytest.mark.parametrize("value,expected_stripes", [(7, [1]), (19, []), (0, [0])])
 def test_stripes_skipped_on_the_corpus_table(corpus_copy, monkeypatch, value, expected_stripes):
     """nation25k's base has 5 stripes of 5 nations each; nation 19 is deleted."""
-    scan = TableScan({"path": corpus_copy("nation25k")})
+    scan = open_scan({"path": corpus_copy("nation25k")})
     conds = (compile_filter(EqualTo(("n_nationkey",), value),
                             {c.name.lower(): c.type for c in scan.data_columns}),)
     pred = DataPredicate(conds, tuple((c.name.lower(), i) for i, c in enumerate(scan.data_columns)))

@@ -18,7 +18,7 @@ from spark_hive_acid.exceptions import (
     CorruptFileError, InvalidOptionError, InvalidSnapshotError, NotAnAcidTableError,
     NotEnoughHistoryError, SchemaMismatchError, TableNotFoundError, UnsupportedTypeError,
 )
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 
 def naming(*parts: str) -> str:

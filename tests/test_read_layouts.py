@@ -17,7 +17,8 @@ from acid_files import (
 )
 from spark_hive_acid.exceptions import CorruptFileError, NotEnoughHistoryError
 from spark_hive_acid.io.filesystem import LocalFileSystem
-from spark_hive_acid.read.scan import TableScan, read_table
+from spark_hive_acid.catalog import open_scan
+from spark_hive_acid.direct import read_table
 
 ALL_TXNS = txns(1000)
 
@@ -574,12 +575,12 @@ def test_split_by_stripes_gives_same_rows_and_row_ids(t):
     dele(t, delta_name(2, 2, 0, delete=True), 2, [(1, bp(0), 3), (1, bp(0), 500), (1, bp(0), 999)])
     opts = {"path": str(t), "validWriteIds": write_ids(2), "validTxns": ALL_TXNS,
             "includeRowId": "true"}
-    split = TableScan({**opts, "splitSize": "1"})
+    split = open_scan({**opts, "splitSize": "1"})
     assert len(split.tasks()) > 1
     assert any(s.first_stripe > 0 for task in split.tasks() for s in task.slices)
     expected = [((1, bp(0), i), i, f"r{i}") for i in range(n) if i not in (3, 500, 999)]
     assert rows_with_ids(split.to_arrow()) == expected
-    assert rows_with_ids(TableScan(opts).to_arrow()) == expected
+    assert rows_with_ids(open_scan(opts).to_arrow()) == expected
 
 
 def test_split_original_file_keeps_synthetic_row_ids(t):
@@ -590,7 +591,7 @@ def test_split_original_file_keeps_synthetic_row_ids(t):
     dele(t, delta_name(1, 1, 0, delete=True), 1, [(0, bp(0), 7), (0, bp(0), 450), (0, bp(0), n)])
     opts = {"path": str(t), "validWriteIds": write_ids(1), "validTxns": ALL_TXNS,
             "includeRowId": "true", "splitSize": "1"}
-    scan = TableScan(opts)
+    scan = open_scan(opts)
     assert len(scan.tasks()) > 1
     expected = [((0, bp(0), i), i, f"o{i}") for i in range(n) if i not in (7, 450)]
     assert rows_with_ids(scan.to_arrow()) == expected

@@ -81,10 +81,10 @@ def test_filters_equal_with_and_without_pushdown(spark, partitioned_table, pushd
 
 def test_pushdown_prunes_partitions(spark, partitioned_table):
     from spark_hive_acid.spark.datasource import HiveAcidPushdownReader
-    from spark_hive_acid.read.scan import TableScan
+    from spark_hive_acid.catalog import open_scan
     from pyspark.sql.datasource import EqualTo, GreaterThan
 
-    scan = TableScan({"path": partitioned_table})
+    scan = open_scan({"path": partitioned_table})
     schema = StructType([StructField("id", IntegerType()), StructField("k", IntegerType())])
     reader = HiveAcidPushdownReader(scan, schema)
     left = list(reader.pushFilters([EqualTo(("k",), 2), GreaterThan(("id",), 0)]))
@@ -210,9 +210,9 @@ def test_empty_user_schema_counts_rows_after_deletes(spark, partitioned_table):
 
 
 def test_zero_column_in_process_read_counts_rows_after_deletes(partitioned_table):
-    from spark_hive_acid.read.scan import TableScan
+    from spark_hive_acid.catalog import open_scan
 
-    table = TableScan({"path": partitioned_table}).to_arrow(columns=[])
+    table = open_scan({"path": partitioned_table}).to_arrow(columns=[])
     assert table.num_columns == 0 and table.num_rows == 4
 
 

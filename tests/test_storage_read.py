@@ -2,7 +2,7 @@
 import pytest
 from webhdfs_double import WebHdfsDouble
 
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 MAX = 9223372036854775807
 

@@ -4,7 +4,7 @@ import pytest
 from webhdfs_double import WebHdfsDouble
 
 from spark_hive_acid import HiveAcidTable
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 pytestmark = pytest.mark.spark
 

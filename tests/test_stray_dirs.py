@@ -17,7 +17,7 @@ import pytest
 from acid_files import ROW_SCHEMA, bp, bucket_name, delta_name, inserts, write_acid_file, write_ids
 from spark_hive_acid.acid import names
 from spark_hive_acid.exceptions import CorruptFileError
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from test_read_errors import naming
 
 # Names Hive 2.3's getAcidState refuses (NumberFormatException / StringIndexOutOfBoundsException).

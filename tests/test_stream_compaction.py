@@ -15,7 +15,7 @@ from compaction_ops import ModelTable
 from spark_hive_acid.acid.logstate import load_state
 from spark_hive_acid.exceptions import StreamingError
 from spark_hive_acid.read.changes import read_changes
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.stream.changefeed import batch_change_feed
 from test_stream_source import drive_planner
 

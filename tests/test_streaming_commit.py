@@ -11,7 +11,7 @@ from spark_hive_acid.acid.layout import staging_dir
 from spark_hive_acid.catalog import PathTable
 from spark_hive_acid.direct import write_table
 from spark_hive_acid.exceptions import AlreadyCommittedError
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.stream import sink
 from spark_hive_acid.txn import pathlog
 from spark_hive_acid.txn.committer import commit_write

@@ -15,7 +15,7 @@ import pytest
 
 from spark_hive_acid.acid.logstate import read_events, read_snapshot
 from spark_hive_acid.io.registry import get_filesystem
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "stream_kill" / "driver.py"

@@ -13,6 +13,8 @@ DELETE_DELTA_PREFIX = "delete_delta_"
 ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_FILE = "_metadata_acid"
 FLUSH_LENGTH_SUFFIX = "_flush_length"
+#: Hive's ROW__ID as a column of the rows read (and a name no table column may take)
+ROW_ID_COLUMN = "row__id"
 
 # ASCII digits only (re.ASCII): Python's \d also matches other scripts' digits
 _BASE_RE = re.compile(r"^base_(\d+)(?:_v(\d+))?$", re.ASCII)

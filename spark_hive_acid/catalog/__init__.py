@@ -5,11 +5,14 @@ from typing import Mapping, Optional
 
 from .. import options as opt
 from ..exceptions import InvalidOptionError
-from .base import TableRef
+from ..read.options import ReadOptions
+from ..read.scan import TableScan
+from .base import METASTORE_MODE, PATH_MODE, TableRef
 from .hms import MetastoreTable
 from .path import PathTable
 
-__all__ = ["MetastoreTable", "PathTable", "TableRef", "table_ref"]
+__all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableRef", "open_scan",
+           "table_ref"]
 
 
 def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,
@@ -25,3 +28,10 @@ def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]
             "No table given: use .save('/path/to/table') / .load('/path/to/table'), or "
             ".option('table', 'db.tbl') with a metastore (option metastoreUri)")
     return PathTable(path, options)
+
+
+def open_scan(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,
+              in_worker: bool = False) -> TableScan:
+    """The scan read options ask for: the table they name, resolved once, read with them."""
+    read = ReadOptions.parse(options)
+    return table_ref(options, spark_conf, in_worker=in_worker).scan(read)

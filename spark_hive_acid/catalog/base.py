@@ -1,7 +1,7 @@
-"""A reference to one table: where it is, what it looks like, and how to begin a transaction on it.
+"""A reference to one table: the one resolved table every entry point passes around.
 
-Two kinds exist, and everything above this package (the Spark writer, DML, the table API,
-``write_table``) works on either through this interface:
+Two kinds exist, and everything above this package (the data source, the table API, streaming,
+compaction, ``write_table``/``read_table``, the CLI) works on either through this interface:
 
 * :class:`~spark_hive_acid.catalog.path.PathTable`: a directory (path mode). Its layout is the
   ``_hiveacid_table.json`` file; a Hive-written table without one is adopted on first write.
@@ -9,32 +9,71 @@ Two kinds exist, and everything above this package (the Spark writer, DML, the t
 * :class:`~spark_hive_acid.catalog.hms.MetastoreTable`: a table named in a Hive Metastore. Its
   layout, location and partitions come from the metastore. Transactions: metastore transactions.
 
+What differs between the two is decided here, never by the callers (no ``isinstance`` of a table
+kind outside this package): the table's current snapshot (:meth:`TableRef.current_snapshot`,
+the one place it is computed), what a scan reads (:meth:`TableRef.source`), how a transaction
+begins (:meth:`TableRef.begin`), and the maintenance each kind has or refuses.
+
 References are picklable (no connection inside): Spark ships them to its workers.
 """
 from __future__ import annotations
 
 import abc
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import pyarrow as pa
 
+from .. import options as opt
 from ..acid.layout import TableLayout
+from ..acid.log_records import ABORTED, COMMITTED, OPEN, Terminal
 from ..acid.snapshot import ValidIdList
+from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem
+from ..read.options import ReadOptions
+from ..read.scan import TableScan
+from ..read.source import TableSource
 from ..txn.base import Transaction
 from ..write.options import WriteOptions
+
+if TYPE_CHECKING:
+    from .hms import MetastoreTable
+
+PATH_MODE, METASTORE_MODE = "path", "metastore"
 
 
 class TableRef(abc.ABC):
     """See the module docstring."""
 
     options: dict[str, str]  # lower-case keys: what readers, writers and file systems are given
+    mode: str  # PATH_MODE or METASTORE_MODE
 
+    # --- identity ---------------------------------------------------------------------------------
     @property
     @abc.abstractmethod
     def display(self) -> str:
         """How messages name the table (a path or ``db.table``)."""
 
+    @property
+    def full_name(self) -> Optional[str]:
+        """``db.table`` of a metastore table; None for a table known by its path."""
+        return None
+
+    @property
+    def metastore_uri(self) -> Optional[str]:
+        """The metastore a table by name lives in; None in path mode."""
+        return None
+
+    @property
+    def keeps_log(self) -> bool:
+        """Whether the table keeps this library's path-mode log (its transactions' records)."""
+        return self.mode == PATH_MODE
+
+    def metastore_table(self, what: str) -> "MetastoreTable":
+        """This table as a metastore table, for ``what`` only they have (InvalidOptionError)."""
+        raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
+                                 "(HiveAcidTable.forName); this one is a path")
+
+    # --- where and what ---------------------------------------------------------------------------
     @abc.abstractmethod
     def location(self) -> tuple[FileSystem, str]:
         """The table directory: its file system and its path there."""
@@ -46,6 +85,53 @@ class TableRef(abc.ABC):
         that is an error."""
 
     @abc.abstractmethod
+    def reader_options(self) -> dict[str, str]:
+        """Read options naming this table (for ``spark.read.format("hiveacid")`` or
+        ``read_table``): the path, or the table name and its metastore."""
+
+    # --- reading ----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def current_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
+        """``(write ids, txns)``: the table's current committed snapshot. Path mode: the log's,
+        else (a directory Hive wrote) everything present; metastore: the metastore's."""
+
+    def snapshot(self) -> ValidIdList:
+        """The table's current committed snapshot (a ValidWriteIdList)."""
+        return self.current_snapshot()[0]
+
+    @abc.abstractmethod
+    def source(self) -> TableSource:
+        """What a scan of the table now reads: location, layout, partitions, snapshot (one
+        metastore round trip for a table by name). TableNotFoundError when it is gone."""
+
+    def scan(self, options: Union[ReadOptions, Mapping[str, str], None] = None) -> TableScan:
+        """A scan of the current snapshot (or the one ``options`` select); cheap: it plans on
+        first use. ``options``: parsed read options, or read options added to this table's."""
+        if not isinstance(options, ReadOptions):
+            options = ReadOptions.parse({**self.reader_options(), **opt.lowered(options)})
+        return TableScan(self.source(), options)
+
+    def write_id_state(self, write_id: int) -> str:
+        """OPEN, COMMITTED or ABORTED (``acid.log_records``): where ``write_id`` stands now."""
+        snapshot = self.snapshot()
+        if snapshot.is_aborted(write_id):
+            return ABORTED
+        if snapshot.is_open(write_id) or write_id > snapshot.high_watermark:
+            return OPEN
+        return COMMITTED
+
+    def commit_records(self) -> Optional[list[Terminal]]:
+        """The path-mode log's records, oldest first (commit times, operations, partitions);
+        None when the table keeps no log (a metastore table, or a directory Hive wrote)."""
+        return None
+
+    @abc.abstractmethod
+    def history(self) -> list[dict[str, Any]]:
+        """One entry per write id, newest first: writeId, state, operation, startedAt, finishedAt,
+        partitions, metrics, reason (unknown values None)."""
+
+    # --- writing ----------------------------------------------------------------------------------
+    @abc.abstractmethod
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
                       ) -> tuple[TableLayout, bool]:
         """Check that data of ``schema`` may be written with ``write_options`` (creation options
@@ -56,16 +142,21 @@ class TableRef(abc.ABC):
     def begin(self, operation: str) -> Transaction:
         """A new, open transaction (write id allocated, locks held where the catalog has them)."""
 
-    @abc.abstractmethod
-    def reader_options(self) -> dict[str, str]:
-        """Read options naming this table (for ``spark.read.format("hiveacid")`` or
-        ``read_table``): the path, or the table name and its metastore."""
+    def txn_high_watermark(self) -> Optional[int]:
+        """The metastore's global transaction high watermark now (recorded with a compaction's
+        install, for vacuum's rule); None in path mode."""
+        return None
 
-    @abc.abstractmethod
-    def snapshot(self) -> ValidIdList:
-        """The table's current committed snapshot (a ValidWriteIdList)."""
+    # --- maintenance each kind has, or refuses ------------------------------------------------------
+    def abort_stale(self, older_than_s: Optional[float] = None) -> list[int]:
+        """Abort open write ids idle longer than their timeout (or ``older_than_s``)."""
+        raise InvalidOptionError(
+            "abortStaleTransactions is for path-mode tables. Metastore transactions are "
+            "timed out by the metastore's house keeper (hive.txn.timeout); an administrator "
+            "can abort one with MetastoreClient.abort_txns([id]) (Hive: ABORT TRANSACTIONS)")
 
-    @abc.abstractmethod
-    def history(self) -> list[dict[str, Any]]:
-        """One entry per write id, newest first: writeId, state, operation, startedAt, finishedAt,
-        partitions, metrics, reason (unknown values None)."""
+    def repair_log(self, write_id: Optional[int] = None, state: Optional[str] = None
+                   ) -> Optional[int]:
+        """Rebuild a damaged record of the transaction log (``txn.log_repair``)."""
+        raise InvalidOptionError("repairTransactionLog is for path-mode tables: a metastore "
+                                 "table keeps its transactions in the metastore")

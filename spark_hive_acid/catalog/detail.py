@@ -6,18 +6,16 @@ from typing import Any, Mapping, Optional
 
 from ..acid.layout import load_layout
 from ..acid.names import FLUSH_LENGTH_SUFFIX, is_hidden
-from ..acid.snapshot import LONG_MAX
 from ..exceptions import HiveAcidError
 from ..io.registry import get_filesystem
-from ..read.scan import TableScan
-from ..write.table_setup import has_acid_dirs
+from ..acid.partition_tree import has_acid_dirs
 from .base import TableRef
 
 
 def table_detail(ref: TableRef) -> dict[str, Any]:
     """One snapshot's facts; the listing is the one a read does (``read.scan.TableScan``)."""
-    scan = TableScan(ref.reader_options())
-    layout, info = scan.layout, scan.table_info
+    scan = ref.scan()
+    layout = scan.layout
     files = sizes = 0
     for pl in scan.plan.partitions:
         for children in pl.dir_files.values():
@@ -27,21 +25,15 @@ def table_detail(ref: TableRef) -> dict[str, Any]:
                     files, sizes = files + 1, sizes + f.size
         files += len(pl.state.original_files)
         sizes += sum(f.size for f in pl.state.original_files)
-    ids = scan.write_ids
-    if ids.high_watermark == LONG_MAX:  # no log (a Hive-written directory): the directories say
-        newest = max((d.max_write_id for pl in scan.plan.partitions
-                      for d in pl.state.all_acid_dirs), default=0)
-    else:
-        newest = ids.high_watermark
-    if info is not None:
-        buckets, num_buckets = list(info.bucket_cols), info.num_buckets if info.bucket_cols else 0
-    elif layout is not None:
-        buckets, num_buckets = list(layout.bucket_columns), layout.num_buckets
+    ids = scan.write_ids  # a directory without a log: up to the highest write id it names
+    if layout is not None:
+        buckets = list(layout.bucket_columns)
+        num_buckets = layout.num_buckets if buckets else 0
     else:
         buckets, num_buckets = [], 0
     return {
-        "name": info.full_name if info is not None else None,
-        "location": scan.table_info.location if info is not None else scan.options.path,
+        "name": scan.source.name,
+        "location": scan.source.location,
         "format": "hiveacid",
         "kind": "insert-only" if scan.insert_only else "full-acid",
         "fileFormat": layout.file_format if layout is not None else None,
@@ -52,7 +44,7 @@ def table_detail(ref: TableRef) -> dict[str, Any]:
         "numPartitions": len(scan.plan.partitions) if scan.partition_columns else 0,
         "numFiles": files,
         "sizeInBytes": sizes,
-        "currentWriteId": newest,
+        "currentWriteId": ids.high_watermark,
         "openWriteIds": [e for e in ids.exceptions if not ids.is_aborted(e)],
         "abortedWriteIds": sorted(ids.aborted),
         "snapshot": ids.to_string(),

@@ -17,6 +17,7 @@ from ..exceptions import (
     MetastoreError,
     MetastoreNotConfiguredError,
     NotAnAcidTableError,
+    TableNotFoundError,
     UnsupportedOperationError,
     UnsupportedTypeError,
 )
@@ -26,6 +27,7 @@ from ..metastore.api import client_from_options, parse_table_name
 from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
 from ..metastore.uris import OPTION_URI, resolve_metastore_uris
+from ..read.source import TableSource
 from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
 from ..write.options import WriteOptions
 from ..write.plain_file import (
@@ -36,7 +38,7 @@ from ..write.plain_file import (
     format_of_input_format,
 )
 from ..write.table_setup import layout_from_schema
-from .base import TableRef
+from .base import METASTORE_MODE, TableRef
 from .dir_history import history_from_dirs
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,8 @@ def resolve_uris(options: Mapping[str, str], spark_conf: Optional[Mapping[str, s
 
 class MetastoreTable(TableRef):
     """The table ``db.name`` of the metastore at ``options["metastoreuri"]``."""
+
+    mode = METASTORE_MODE
 
     def __init__(self, db: str, name: str, options: Mapping[str, str]):
         self.db, self.name = db.lower(), name.lower()
@@ -77,8 +81,15 @@ class MetastoreTable(TableRef):
         return f"{self.db}.{self.name}"
 
     @property
+    def full_name(self) -> str:
+        return self.display
+
+    @property
     def metastore_uri(self) -> str:
         return self.options[URI_KEY]
+
+    def metastore_table(self, what: str) -> "MetastoreTable":
+        return self
 
     def client(self) -> MetastoreClient:
         return client_from_options(self.options, uris=self.metastore_uri)
@@ -150,7 +161,7 @@ class MetastoreTable(TableRef):
     def reader_options(self) -> dict[str, str]:
         return dict(self.options)
 
-    def txn_high_watermark(self) -> int:
+    def txn_high_watermark(self) -> Optional[int]:
         """The metastore's global transaction high watermark now (what a compaction records
         with its install: ``txn.committer.commit_compaction``)."""
         with self.client() as c:
@@ -174,10 +185,39 @@ class MetastoreTable(TableRef):
                 continue
         return history_from_dirs(listed, write_ids)
 
-    def snapshot(self) -> ValidIdList:
-        """The metastore's current snapshot of this table (its ValidWriteIdList)."""
+    def current_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
+        """The metastore's current snapshot of this table (write ids, txns)."""
         with self.client() as c:
-            return c.read_snapshot(self.db, self.name)[0]
+            return c.read_snapshot(self.db, self.name)
+
+    def source(self) -> TableSource:
+        """One metastore round trip: the table, its snapshot and its partitions."""
+        with self.client() as c:
+            info = c.get_table(self.db, self.name)
+            write_ids, txns = c.read_snapshot(info.db, info.name)
+            parts = c.list_partitions(info.db, info.name) if info.partition_keys else []
+        fmt = (info.input_format or "").lower()
+        if info.is_insert_only and fmt and "orc" not in fmt and "parquet" not in fmt:
+            raise UnsupportedTypeError(
+                f"Table {info.full_name} stores its files as {info.input_format}: only ORC and "
+                "Parquet insert-only tables are read")
+        if not info.location:
+            raise MetastoreError(f"Table {info.full_name} has no location in the metastore")
+        fs, path = get_filesystem(info.location, self.options)
+        st = fs.status(path)
+        if st is None or not st.is_dir:
+            raise TableNotFoundError(
+                f"The location of table {info.full_name}, {info.location}, is not a directory "
+                "(missing, or a file): the metastore points at data that is gone")
+        known = None
+        if info.partition_keys:
+            known = (info.partition_names,
+                     [(get_filesystem(p.location, self.options)[1], tuple(p.values))
+                      for p in parts])
+        log.info("metastore snapshot of %s: write ids %s", info.full_name, write_ids.to_string())
+        return TableSource(fs, path, info.location, info.full_name, info.to_layout(),
+                           info.is_insert_only, write_ids, txns, name=info.full_name,
+                           known_partitions=known, log_times=False)
 
     def __repr__(self) -> str:
         return f"MetastoreTable({self.display!r}, metastore={self.metastore_uri})"

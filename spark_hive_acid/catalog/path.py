@@ -7,22 +7,26 @@ import pyarrow as pa
 
 from .. import options as opt
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
-from ..acid.logstate import load_state, read_snapshot
+from ..acid.log_records import Terminal
+from ..acid.logstate import load_state, read_events, read_snapshot
+from ..acid.partition_tree import PartitionTree, has_acid_dirs, walk_partitions
 from ..acid.snapshot import ValidIdList
-from ..exceptions import NotAnAcidTableError, TableNotFoundError
+from ..exceptions import NotAnAcidTableError, SchemaMismatchError, TableNotFoundError
 from ..io.filesystem import FileSystem
 from ..io.registry import get_filesystem
-from ..read.listing import walk_partitions
+from ..read.source import TableSource
 from ..txn import pathlog
 from ..txn.pathlog import PathTransaction
 from ..write.options import DEFAULT_TXN_TIMEOUT_S, WriteOptions
-from ..write.table_setup import has_acid_dirs, resolve_table
-from .base import TableRef
+from ..write.table_setup import resolve_table
+from .base import PATH_MODE, TableRef
 from .dir_history import history_from_dirs
 
 
 class PathTable(TableRef):
     """The table in the directory ``uri`` (any scheme the file-system layer serves)."""
+
+    mode = PATH_MODE
 
     def __init__(self, uri: str, options: Optional[Mapping[str, str]] = None):
         self.uri = uri
@@ -56,11 +60,51 @@ class PathTable(TableRef):
             raise NotAnAcidTableError(
                 f"{self.uri} has no {LAYOUT_FILE} yet: it is adopted with the columns its reader "
                 "sees (HiveAcidTable does that), or on its first write")
-        return resolve_table(self.fs, self.path, WriteOptions(path=self.uri), adopt())[0]
+        return resolve_table(self.fs, self.path, WriteOptions(path=self.uri), adopt(),
+                             self._columns_on_disk)[0]
 
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
                       ) -> tuple[TableLayout, bool]:
-        return resolve_table(self.fs, self.path, write_options, schema)
+        return resolve_table(self.fs, self.path, write_options, schema, self._columns_on_disk)
+
+    def _columns_on_disk(self, insert_only: bool) -> Optional[pa.Schema]:
+        """A Hive-written table's columns as its reader sees them (partition columns marked in
+        their field metadata); None when it has no data file to take them from."""
+        scan = self.scan({"transactionalProperties": "insert_only" if insert_only else "default"})
+        try:
+            data = scan.data_columns
+        except SchemaMismatchError:
+            return None
+        return pa.schema([pa.field(c.name, c.type) for c in data]
+                         + [pa.field(c.name, c.type, metadata={"partition": "1"})
+                            for c in scan.partition_columns])
+
+    def current_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
+        """The log's snapshot; a directory without a log (Hive wrote it) has everything present
+        committed, up to the highest write id its directories name."""
+        return self._snapshot_and_walk()[0]
+
+    def _snapshot_and_walk(self) -> tuple[tuple[ValidIdList, ValidIdList], Optional[PartitionTree]]:
+        logged = read_snapshot(self.fs, self.path)
+        if logged is not None:
+            return (logged, ValidIdList.all_valid()), None
+        tree = walk_partitions(self.fs, self.path)
+        top = max((d.max_write_id for d in tree.acid_dirs()), default=0)
+        return (ValidIdList.of(top), ValidIdList.all_valid()), tree
+
+    def source(self) -> TableSource:
+        st = self.fs.status(self.path)
+        if st is None:
+            raise TableNotFoundError(
+                f"Table path not found: {self.uri}. Check the path, or create the table "
+                "with df.write.format('hiveacid').save(path).")
+        if not st.is_dir:
+            raise TableNotFoundError(f"Table path {self.uri} is a file, not a table directory")
+        layout = load_layout(self.fs, self.path)
+        (write_ids, txns), tree = self._snapshot_and_walk()
+        return TableSource(self.fs, self.path, self.uri, self.uri, layout,
+                           bool(layout is not None and layout.insert_only), write_ids, txns,
+                           tree=tree)
 
     def begin(self, operation: str) -> PathTransaction:
         timeout = opt.get_seconds(self.options, "txnTimeoutSeconds", DEFAULT_TXN_TIMEOUT_S)
@@ -80,9 +124,10 @@ class PathTable(TableRef):
         return history_from_dirs(((rel, tree.children[p]) for p, rel, _ in tree.leaves),
                                  ValidIdList.all_valid())
 
-    def snapshot(self) -> ValidIdList:
-        """The current snapshot: the log's, else (no log) everything present."""
-        return read_snapshot(self.fs, self.path) or ValidIdList.all_valid()
+    def commit_records(self) -> Optional[list[Terminal]]:
+        if load_state(self.fs, self.path) is None:
+            return None
+        return read_events(self.fs, self.path)
 
     def abort_stale(self, older_than_s: Optional[float] = None) -> list[int]:
         """Abort open write ids idle longer than their timeout (or ``older_than_s``)."""

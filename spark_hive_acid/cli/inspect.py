@@ -149,8 +149,6 @@ def compaction(ctx: PartitionContext) -> dict:
     """What ``HiveAcidTable.compactIfNeeded()`` would do in this partition (Hive's Initiator)."""
     t = ctx.target
     props = dict(t.layout.properties) if t.layout is not None else {}
-    if t.info is not None:
-        props.update(t.info.parameters)
     try:
         return decide_listing(ctx.listing, props, t.insert_only)
     except HiveAcidError as e:  # a bad compactorthreshold.* property: report it, go on
@@ -172,7 +170,7 @@ SECTIONS: list[Section] = [
 # --- the report -----------------------------------------------------------------------------------
 def inspect_table(target: Target) -> dict:
     names, listings = list_table(target.fs, target.path, target.write_ids, target.txns,
-                                 target.insert_only, target.known_partitions)
+                                 target.insert_only, target.known_partitions, target.source.tree)
     layout = target.layout
     ids = target.write_ids
     report: dict[str, Any] = {

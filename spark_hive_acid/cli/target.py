@@ -6,32 +6,50 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..acid.layout import TableLayout, load_layout
+from ..acid.layout import TableLayout
 from ..acid.snapshot import ValidIdList, parse_write_ids
 from ..catalog import MetastoreTable, PathTable, TableRef
 from ..exceptions import MetastoreNotConfiguredError, NotAnAcidTableError, TableNotFoundError
 from ..io.filesystem import FileSystem
-from ..metastore.model import TableInfo
 from ..metastore.uris import resolve_metastore_uris
-from ..read.options import ReadOptions
-from ..read.scan import _from_metastore as metastore_snapshot
+from ..read.source import TableSource
 
 
 @dataclass
 class Target:
+    """The resolved table (its reference and what a read of it sees now) and the snapshot."""
+
     ref: TableRef
-    fs: FileSystem
-    path: str
+    source: TableSource
     write_ids: ValidIdList
-    txns: ValidIdList
-    insert_only: bool
-    layout: Optional[TableLayout] = None
-    info: Optional[TableInfo] = None
-    known_partitions: Optional[tuple] = None
 
     @property
     def display(self) -> str:
         return self.ref.display
+
+    @property
+    def fs(self) -> FileSystem:
+        return self.source.fs
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def txns(self) -> ValidIdList:
+        return self.source.txns
+
+    @property
+    def insert_only(self) -> bool:
+        return self.source.insert_only
+
+    @property
+    def layout(self) -> Optional[TableLayout]:
+        return self.source.layout
+
+    @property
+    def known_partitions(self) -> Optional[tuple]:
+        return self.source.known_partitions
 
 
 def is_table_name(text: str, options: Mapping[str, str]) -> bool:
@@ -50,18 +68,16 @@ def open_target(location: str, options: Mapping[str, str], snapshot: Optional[st
                 ) -> Target:
     """The table at ``location`` (a path, or a table name when a metastore is configured)."""
     given = parse_write_ids(snapshot, "--snapshot") if snapshot else None
+    ref: TableRef
     if is_table_name(location, options):
-        ref: TableRef = MetastoreTable.from_options({**options, "table": location})
-        info, known, (write_ids, txns) = metastore_snapshot(ReadOptions.parse(ref.options))
-        fs, path = ref.location(info)
-        return Target(ref, fs, path, given or write_ids, txns, info.is_insert_only,
-                      info.to_layout(), info, known)
-    ref = PathTable(location, options)
-    st = ref.fs.status(ref.path)
-    if st is None:
-        raise TableNotFoundError(f"No table at {location}: the path does not exist")
-    if not st.is_dir:
-        raise NotAnAcidTableError(f"{location} is a file, not a table directory")
-    layout = load_layout(ref.fs, ref.path)
-    return Target(ref, ref.fs, ref.path, given or ref.snapshot(), ValidIdList.all_valid(),
-                  bool(layout and layout.insert_only), layout)
+        ref = MetastoreTable.from_options({**options, "table": location})
+    else:
+        ref = PathTable(location, options)
+        fs, path = ref.location()
+        st = fs.status(path)
+        if st is None:
+            raise TableNotFoundError(f"No table at {location}: the path does not exist")
+        if not st.is_dir:
+            raise NotAnAcidTableError(f"{location} is a file, not a table directory")
+    source = ref.source()
+    return Target(ref, source, given or source.write_ids)

@@ -26,10 +26,9 @@ from ..acid.orc import (
     open_orc,
     sniff_format,
 )
-from ..catalog import PathTable
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
-from ..read.listing import walk_partitions
+from ..acid.partition_tree import walk_partitions
 from .target import Target
 from .validate_log import check_acid_version_files, check_log
 
@@ -155,7 +154,7 @@ def check_plain_file(target: Target, f: FileStatus) -> None:
 def validate_table(target: Target) -> Report:
     report = Report()
     fs, root = target.fs, target.path
-    if isinstance(target.ref, PathTable):
+    if target.ref.keeps_log:
         report.guard(root, lambda: load_layout(fs, root))
         check_log(fs, root, report)
     leaves: list[tuple[str, list[FileStatus]]] = []

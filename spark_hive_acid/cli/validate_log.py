@@ -15,13 +15,12 @@ from ..acid.log_records import (
     decode,
 )
 from ..acid.logstate import load_state, read_events
-from ..acid.names import ParsedDir
+from ..acid.names import ACID_VERSION_FILE, ParsedDir
 from ..io.filesystem import FileStatus, FileSystem
 
 if TYPE_CHECKING:
     from .validate import Report
 
-ACID_VERSION_FILE = "_orc_acid_version"
 
 
 def _decodes(fs: FileSystem, path: str, parse: Callable[[dict], object]) -> None:

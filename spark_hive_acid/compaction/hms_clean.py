@@ -22,7 +22,6 @@ from typing import Optional
 
 from ..acid.log_records import Install
 from ..acid.logstate import install_names, installs_done
-from ..read.scan import TableScan
 from ..txn.logmaint import finish_interrupted_installs
 from .cleaner import VacuumResult, _size, check_dry_run, check_retention
 
@@ -81,7 +80,7 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
     fs, location = table.location()
     if not dry_run:
         finish_interrupted_installs(fs, location)
-    scan = TableScan(table.reader_options())
+    scan = table.scan()
     with table.client() as c:
         open_ids = c.get_open_txns_info().open_ids
         locks = c.show_locks(table.db, table.name)

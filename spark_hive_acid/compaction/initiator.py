@@ -106,10 +106,6 @@ def decide(plan, properties: Mapping[str, str], insert_only: bool = False
 def decide_for_table(table) -> list[dict[str, Any]]:
     """:func:`decide` for a ``catalog`` table reference, at its current committed snapshot (the
     entry point for ``hiveacid inspect``)."""
-    from ..read.scan import TableScan
-
-    scan = TableScan(table.reader_options())
+    scan = table.scan()
     props = scan.layout.properties if scan.layout is not None else {}
-    if scan.table_info is not None:
-        props = {**props, **scan.table_info.parameters}
     return decide(scan.plan, props, scan.insert_only)

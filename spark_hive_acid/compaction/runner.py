@@ -17,7 +17,6 @@ exactly as before.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -29,12 +28,10 @@ from ..acid.names import METADATA_FILE, bucket_file_name
 from ..catalog.base import TableRef
 from ..exceptions import CommitConflictError, LockTimeoutError
 from ..io.filesystem import FileSystem
-from ..read.options import ReadOptions
 from ..read.reader import ReadSpec
-from ..read.scan import TableScan
 from ..txn.logmaint import finish_interrupted_installs
 from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir
-from ..write.staging import remove_staged
+from ..txn.abort import abort_and_clean
 from ..write.acid_file import write_acid_version_file
 from ..write.plain_file import plain_file_name
 from ..write.schema import row_type_of
@@ -113,8 +110,7 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     try:
         with txn.keep_alive():
             snap = compactor_snapshot(txn.read_snapshot()[0])
-            opts = ReadOptions.parse({**table.reader_options(), "splitSize": str(WHOLE_FILES)})
-            scan = TableScan(dataclasses.replace(opts, write_ids=snap))
+            scan = table.scan({"splitSize": str(WHOLE_FILES)}).at(snap)
             layout = table.layout(adopt=lambda: pa.schema(
                 [pa.field(c.name, c.type) for c in scan.data_columns]))
             check_writable(scan.insert_only, layout.file_format, table.display)
@@ -137,23 +133,19 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             results = join(fs, work, parts, lambda redo: run_units(redo, ctx))
             installs = _finish_staging(fs, stage, jobs, scan.insert_only)
     except BaseException as e:
-        _abort(fs, txn, stage, e)
+        _abort(fs, path, txn, stage, e)
         raise
     metrics = _metrics(kind, cid, snap.high_watermark, jobs, results, started)
     metrics.update(txn.ids(), writeId=txn.write_id)  # a metastore compaction has a txn id only
     outcome = CompactionResult(kind, cid, sorted(j.partition for j in jobs), metrics)
     commit_compaction(fs, path, txn, outcome, installs, [j.partition for j in jobs],
-                      getattr(table, "txn_high_watermark", None))
+                      table.txn_high_watermark)
     metrics["durationSeconds"] = round(time.time() - started, 3)
     return metrics
 
 
-def _abort(fs: FileSystem, txn, stage: str, e: BaseException) -> None:
-    try:
-        txn.abort(f"compaction failed: {type(e).__name__}: {e}")
-    except Exception as e2:  # noqa: BLE001 - the original error matters more
-        log.error("Could not abort compaction %s: %s", txn.ids(), e2)
-    remove_staged(fs, stage)
+def _abort(fs: FileSystem, path: str, txn, stage: str, e: BaseException) -> None:
+    abort_and_clean(fs, path, txn, f"compaction failed: {type(e).__name__}: {e}", staged_dir=stage)
 
 
 def _finish_staging(fs: FileSystem, stage: str, jobs: Sequence[PartitionJob],

@@ -36,7 +36,8 @@ from .ranges import (
     WriteIdRange, check_not_erased, dir_of, event_write_ids, insert_slices, with_slices,
 )
 from .reader import ReadSpec, TaskReader
-from .scan import ROW_ID_COLUMN, TableScan
+from ..acid.names import ROW_ID_COLUMN
+from .scan import TableScan
 
 CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP = "_change_type", "_commit_version", "_commit_timestamp"
 CHANGE_FIELDS = (pa.field(CHANGE_TYPE, pa.string()), pa.field(COMMIT_VERSION, pa.int64()),

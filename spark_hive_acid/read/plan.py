@@ -115,8 +115,9 @@ def _qualifies(dd: ParsedDir, data_min: int, data_stmt: int) -> bool:
 
 def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
                *, insert_only: bool, split_bytes: int, has_layout: bool = False,
-               known_partitions=None) -> TablePlan:
-    names, partitions = list_table(fs, table_path, write_ids, txns, insert_only, known_partitions)
+               known_partitions=None, tree=None) -> TablePlan:
+    names, partitions = list_table(fs, table_path, write_ids, txns, insert_only, known_partitions,
+                                   tree)
     plan = TablePlan(table_path, names, partitions)
     newest: tuple = (-2, "")
     any_table_content = has_layout

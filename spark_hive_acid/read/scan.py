@@ -1,65 +1,43 @@
-"""A table scan without Spark: options -> snapshot -> plan -> schema -> tasks -> Arrow.
+"""A table scan without Spark: a resolved table + read options -> snapshot -> plan -> schema ->
+tasks -> Arrow.
 
-The Spark glue (``datasource.py``) and the in-process API (:func:`read_table`) both use it.
+A scan is cheap to make and immutable: it plans on first use (:attr:`TableScan.plan`), and
+:meth:`TableScan.at` / :meth:`TableScan.select` return new scans. It is made from a
+:class:`~.source.TableSource`, which the table's reference resolved (``catalog``): a scan opens
+no metastore connection. The Spark glue (``spark.datasource``) and the in-process API
+(``direct.read_table``) both use it.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import os
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 import pyarrow as pa
 
-from ..acid.layout import TableLayout, load_layout
-from ..acid.logstate import read_snapshot
+from ..acid.layout import TableLayout
+from ..acid.names import ROW_ID_COLUMN
 from ..acid.snapshot import ValidIdList
 from ..acid.types import hive_to_arrow, normalize_read_type
-from ..exceptions import SchemaMismatchError, TableNotFoundError, UnsupportedTypeError
-from ..io.registry import get_filesystem
+from ..exceptions import SchemaMismatchError, UnsupportedTypeError
 from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
 from .plan import balance_slices, ReadTask, TablePlan, plan_table
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
+from .source import TableSource
 from .time_travel import check_table_name, resolve as time_travel
 
 log = logging.getLogger(__name__)
 
-ROW_ID_COLUMN = "row__id"
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
     type: pa.DataType
-
-
-def layout_of(table) -> TableLayout:
-    """The layout a metastore table declares (columns, partitions, bucketing, properties)."""
-    return table.to_layout()
-
-
-def _from_metastore(options: ReadOptions):
-    """(TableInfo, known partitions, (write ids, txns)) of the ``table`` option's table."""
-    from ..metastore.api import client_from_options, table_from_options
-
-    raw = options.options
-    db, tbl = table_from_options(raw)
-    with client_from_options(raw) as client:
-        table = client.get_table(db, tbl)
-        write_ids, txns = client.read_snapshot(table.db, table.name)
-        known = None
-        if table.partition_keys:
-            parts = client.list_partitions(table.db, table.name)
-            known = (table.partition_names,
-                     [(get_filesystem(p.location, raw)[1], tuple(p.values)) for p in parts])
-    if table.is_insert_only and table.input_format and "orc" not in table.input_format.lower() \
-            and "parquet" not in table.input_format.lower():
-        raise UnsupportedTypeError(
-            f"Table {table.full_name} stores its files as {table.input_format}: only ORC and "
-            "Parquet insert-only tables are read")
-    log.info("metastore snapshot of %s: write ids %s", table.full_name, write_ids.to_string())
-    return table, known, (write_ids, txns)
 
 
 def _read_type(t: pa.DataType, name: str) -> pa.DataType:
@@ -94,59 +72,56 @@ def _infer_partition_type(values: Sequence[Optional[str]]) -> pa.DataType:
 
 
 class TableScan:
-    """One snapshot of one table, planned once."""
+    """One snapshot of one resolved table (see the module docstring)."""
 
-    def __init__(self, options: ReadOptions | Mapping[str, str]):
-        self.options = options if isinstance(options, ReadOptions) else ReadOptions.parse(options)
-        self.table_info = None
-        known_partitions = None
-        metastore_ids: Optional[tuple[ValidIdList, ValidIdList]] = None
-        if self.options.table:
-            self.table_info, known_partitions, metastore_ids = _from_metastore(self.options)
-            location = self.table_info.location
-        else:
-            location = self.options.path
-        self.fs, self.path = get_filesystem(location, self.options.options)
-        self.display = self.options.table or self.options.path
-        st = self.fs.status(self.path)
-        if st is None:
-            raise TableNotFoundError(
-                f"Table path not found: {self.display}. Check the path, or create the table "
-                "with df.write.format('hiveacid').save(path).")
-        if not st.is_dir:
-            raise TableNotFoundError(f"Table path {self.display} is a file, not a table directory")
-        if self.table_info is not None:
-            self.layout: Optional[TableLayout] = layout_of(self.table_info)
-        else:
-            self.layout = load_layout(self.fs, self.path)
-        write_ids = self.options.write_ids
-        txns = self.options.txns
-        if write_ids is not None and self.table_info is not None:
-            check_table_name(write_ids, self.table_info.full_name, self.display)
-        if metastore_ids is not None:
-            write_ids = write_ids or metastore_ids[0]
-            txns = txns if self.options.txns_given else metastore_ids[1]
-        if write_ids is None:
-            write_ids = read_snapshot(self.fs, self.path) or ValidIdList.all_valid()
-        write_ids = time_travel(
-            write_ids, version=self.options.version_as_of, timestamp=self.options.timestamp_as_of,
-            fs=self.fs, path=self.path, display=self.display,
-            metastore=self.table_info is not None)
-        self.write_ids = write_ids
-        self.txns = txns
-        insert_only = self.options.insert_only
-        if insert_only is None and self.table_info is not None:
-            insert_only = self.table_info.is_insert_only
-        if insert_only is None:
-            insert_only = bool(self.layout and self.layout.insert_only)
-        self.insert_only = insert_only
-        self.plan: TablePlan = plan_table(
-            self.fs, self.path, write_ids, txns, insert_only=insert_only,
-            split_bytes=self.options.split_bytes, has_layout=self.layout is not None,
-            known_partitions=known_partitions)
-        self.data_columns = self._data_columns()
-        self.partition_columns = self._partition_columns()
-        self._balanced: Optional[int] = None  # the target tasks() last cut big slices to
+    def __init__(self, source: TableSource, options: ReadOptions):
+        self.source = source
+        self.options = options
+        self.fs, self.path, self.display = source.fs, source.path, source.display
+        self.layout: Optional[TableLayout] = source.layout
+        write_ids = options.write_ids
+        if write_ids is not None and source.name is not None:
+            check_table_name(write_ids, source.name, self.display)
+        txns = options.txns if options.txns_given else source.txns
+        self.write_ids: ValidIdList = time_travel(
+            write_ids or source.write_ids, version=options.version_as_of,
+            timestamp=options.timestamp_as_of, fs=self.fs, path=self.path,
+            display=self.display, metastore=not source.log_times)
+        self.txns: ValidIdList = txns
+        self.insert_only: bool = (options.insert_only if options.insert_only is not None
+                                  else source.insert_only)
+
+    # --- copies ---------------------------------------------------------------------------------
+    def at(self, write_ids: ValidIdList) -> "TableScan":
+        """This scan at the snapshot ``write_ids`` (a new scan)."""
+        return TableScan(self.source, dataclasses.replace(
+            self.options, write_ids=write_ids, version_as_of=None, timestamp_as_of=None))
+
+    def select(self, columns: Optional[Sequence[str]]) -> "TableScan":
+        """This scan returning ``columns`` (None: all) by default (a new scan)."""
+        return TableScan(self.source, dataclasses.replace(
+            self.options, columns=tuple(columns) if columns is not None else None))
+
+    def with_options(self, **changes: object) -> "TableScan":
+        """This scan with read settings changed (``split_bytes=...``; a new scan)."""
+        return TableScan(self.source, dataclasses.replace(self.options, **changes))
+
+    # --- the plan (read on first use) -----------------------------------------------------------
+    @functools.cached_property
+    def plan(self) -> TablePlan:
+        return plan_table(self.fs, self.path, self.write_ids, self.txns,
+                          insert_only=self.insert_only, split_bytes=self.options.split_bytes,
+                          has_layout=self.layout is not None,
+                          known_partitions=self.source.known_partitions,
+                          tree=self.source.tree)
+
+    @functools.cached_property
+    def data_columns(self) -> list[Column]:
+        return self._data_columns()
+
+    @functools.cached_property
+    def partition_columns(self) -> list[Column]:
+        return self._partition_columns()
 
     # --- schema ---------------------------------------------------------------------------------
     def _data_columns(self) -> list[Column]:
@@ -240,14 +215,15 @@ class TableScan:
         )
 
     def tasks(self, min_tasks: Optional[int] = None) -> list[ReadTask]:
+        """The plan bin-packed into tasks; with fewer bytes than ``splitSize`` per core, big
+        files are cut so that every core gets a task (the plan itself is not changed)."""
         min_tasks = min_tasks or (os.cpu_count() or 2)
-        total = sum(s.size for s in self.plan.slices)
+        plan = self.plan
+        total = sum(s.size for s in plan.slices)
         target = max(1, min(self.options.split_bytes, -(-total // min_tasks)))
-        if target < self.options.split_bytes and self._balanced != target:
-            # fewer bytes than splitSize per core: cut big files so that every core gets a task
-            self.plan.slices = balance_slices(self.fs, self.plan.slices, target)
-            self._balanced = target
-        return self.plan.tasks(self.options.split_bytes, min_tasks)
+        if target < self.options.split_bytes:
+            plan = dataclasses.replace(plan, slices=balance_slices(self.fs, plan.slices, target))
+        return plan.tasks(self.options.split_bytes, min_tasks)
 
     def to_arrow(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
         cols = self.default_columns() if columns is None else \
@@ -256,10 +232,3 @@ class TableScan:
         reader = TaskReader(self.fs, self.read_spec(schema))
         batches = [b for t in self.tasks() for b in reader.read(t)]
         return pa.Table.from_batches(batches, schema=schema)
-
-
-def read_table(path: str, **options: str) -> pa.Table:
-    """Read a table in-process (no Spark), e.g. ``read_table(p, validWriteIds='db.t:5:...')``."""
-    opts = {"path": path, **{k: str(v).lower() if isinstance(v, bool) else str(v)
-                             for k, v in options.items()}}
-    return TableScan(opts).to_arrow()

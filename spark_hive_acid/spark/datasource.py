@@ -14,6 +14,7 @@ from ..exceptions import InvalidOptionError
 from ..read.plan import ReadTask
 from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
+from ..catalog import open_scan
 from ..read.scan import TableScan
 from ..stream.changefeed import wants_change_feed
 from ..txn.hms_read import ReadLease
@@ -72,7 +73,7 @@ class HiveAcidDataSource(DataSource):
             if lower.get("table") and opt.get_bool(lower, "readLock", False):
                 # before the snapshot and the listing: a clean must wait for this read
                 self._lease = ReadLease.open(lower)
-            scan = TableScan(options)
+            scan = open_scan(options, in_worker=True)
             self._cached_scan = scan
         return scan
 

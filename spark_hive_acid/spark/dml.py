@@ -36,12 +36,12 @@ from ..acid.layout import TableLayout
 from ..catalog.base import TableRef
 from ..exceptions import UnsupportedOperationError
 from ..io.filesystem import FileSystem
-from ..read.scan import ROW_ID_COLUMN as ROW_ID
-from ..txn.committer import commit_write
+from ..acid.names import ROW_ID_COLUMN as ROW_ID
+from ..txn.session import WriteSession
 from ..txn.keepalive import TaskHeartbeat
 from ..acid.layout import staging_dir
 from ..write.schema import map_columns
-from ..write.staging import keep_or_discard, open_staging, remove_staging
+from ..write.staging import keep_or_discard
 from ..write.task_writer import DeleteWriter, InsertTarget, InsertWriter, StagedFile, TableSpec
 from ._compat import map_in_arrow
 
@@ -143,18 +143,12 @@ def run_dml(ref: TableRef, operation: str, layout: TableLayout,
     fs, path = ref.location()
     spec = TableSpec.of(path, layout)
     txn = ref.begin(operation)
-    try:
-        open_staging(fs, path, txn.write_id)
-        with txn.keep_alive():
-            write_ids, txns = (s.to_string() for s in txn.read_snapshot())
-            plan = build(lambda columns=None: load_at(write_ids, txns, columns), spec)
-            staged = stage_dml(plan.sparkSession, fs, spec, layout, txn.write_id, plan,
-                               txn.handle().task_heartbeat())
-            result = commit_write(fs, spec, txn, staged, inserts_unmatched=inserts_unmatched)
-    except BaseException as e:
-        txn.abort(f"{operation} failed: {type(e).__name__}: {e}")
-        remove_staging(fs, path, txn.write_id)
-        raise
+    with WriteSession(fs, path, txn, operation) as session:
+        write_ids, txns = (s.to_string() for s in txn.read_snapshot())
+        plan = build(lambda columns=None: load_at(write_ids, txns, columns), spec)
+        staged = stage_dml(plan.sparkSession, fs, spec, layout, txn.write_id, plan,
+                           txn.handle().task_heartbeat())
+        result = session.commit(spec, staged, inserts_unmatched=inserts_unmatched)
     return dict(result.metrics, **txn.ids())
 
 

@@ -14,7 +14,7 @@ from ..acid.layout import TableLayout
 from ..acid.types import hive_to_arrow, normalize_read_type
 from ..exceptions import UnsupportedTypeError
 from ..read.reader import ROW_ID_TYPE
-from ..read.scan import ROW_ID_COLUMN
+from ..acid.names import ROW_ID_COLUMN
 from ..write.task_writer import TableSpec
 
 

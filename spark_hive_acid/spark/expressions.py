@@ -7,7 +7,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..exceptions import InvalidOptionError
-from ..read.scan import ROW_ID_COLUMN as ROW_ID
+from ..acid.names import ROW_ID_COLUMN as ROW_ID
 from ._compat import plan_references
 
 ColumnOrStr = Union[Column, str]

@@ -26,17 +26,16 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..catalog import PathTable
+from ..catalog import open_scan
 from ..exceptions import InvalidOptionError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from ..read.plan import ReadTask
 from ..read.changes import read_changes
 from ..read.reader import ReadSpec, TaskReader
-from ..read.scan import TableScan
 from ..stream.changefeed import (
     batch_change_feed, feed_columns, read_options, stream_change_batch, wants_change_feed,
 )
-from ..stream.sink import claim_for_task, commit_batch, state_in_snapshot
+from ..stream.sink import claim_for_task, commit_batch
 from ..stream.source import PENDING, WRITE_ID, SourceOptions, StreamPlanner
 from ..write.task_writer import StagedFile
 from ._compat import in_stream_commit_worker, stream_batch_of_task
@@ -52,18 +51,13 @@ class StreamBatchWriter(HiveAcidArrowWriter):
     batch_id: int = -1
 
     def _commit_resumed(self, txn: Any, staged: list[StagedFile], empty: list[str]) -> None:
-        if isinstance(self.table, PathTable):
+        if self.table.keeps_log:
             commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
                          path_mode=True)
         else:
             commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
-                         path_mode=False, write_id_state=self._state,
+                         path_mode=False, write_id_state=self.table.write_id_state,
                          abort_attempt=self._abort_attempt)
-
-    def _state(self, write_id: int) -> str:
-        with self.table.client() as client:  # type: ignore[attr-defined]
-            snapshot = client.read_snapshot(self.table.db, self.table.name)[0]  # type: ignore
-        return state_in_snapshot(snapshot, write_id)
 
     def _abort_attempt(self, claim: dict) -> None:
         """Abort an earlier attempt's metastore transaction (named by its claim) and remove what
@@ -218,8 +212,7 @@ def change_feed_schema(options: dict) -> StructType:
     _commit_timestamp."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    scan = TableScan(read_options(options))
-    return from_arrow_schema(feed_columns(scan))
+    return from_arrow_schema(feed_columns(open_scan(read_options(options), in_worker=True)))
 
 
 class ChangeFeedReader(DataSourceReader):

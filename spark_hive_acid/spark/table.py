@@ -162,15 +162,15 @@ class HiveAcidTable:
     @property
     def name(self) -> Optional[str]:
         """``db.table`` for a table of the metastore; None for a table known by its path."""
-        return self._ref.display if isinstance(self._ref, MetastoreTable) else None
+        return self._ref.full_name
 
     @property
     def metastore_uri(self) -> Optional[str]:
-        return self._ref.metastore_uri if isinstance(self._ref, MetastoreTable) else None
+        return self._ref.metastore_uri
 
     def info(self) -> TableInfo:
         """The table's current metastore entry (tables by name only)."""
-        return self._metastore_table("info()").info()
+        return self._ref.metastore_table("info()").info()
 
     @property
     def _fs(self) -> Any:
@@ -178,16 +178,10 @@ class HiveAcidTable:
 
     def __repr__(self) -> str:
         alias = f".alias({self._alias!r})" if self._alias else ""
-        if isinstance(self._ref, MetastoreTable):
+        if self._ref.metastore_uri is not None:
             return (f"HiveAcidTable.forName(spark, {self._ref.display!r}, "
                     f"options={{'metastoreUri': {self.metastore_uri!r}}}){alias}")
         return f"HiveAcidTable.forPath(spark, {self._ref.display!r}){alias}"
-
-    def _metastore_table(self, what: str) -> MetastoreTable:
-        if not isinstance(self._ref, MetastoreTable):
-            raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
-                                     "(HiveAcidTable.forName); this one is a path")
-        return self._ref
 
     # --- reading -----------------------------------------------------------------------------------
     def _reader(self) -> Any:
@@ -341,11 +335,6 @@ class HiveAcidTable:
     def abortStaleTransactions(self, olderThanSeconds: Optional[float] = None) -> list[int]:
         """Abort open write ids idle longer than their timeout (or ``olderThanSeconds``), removing
         their files. Returns the aborted ids. Path-mode tables only."""
-        if not isinstance(self._ref, PathTable):
-            raise InvalidOptionError(
-                "abortStaleTransactions is for path-mode tables. Metastore transactions are "
-                "timed out by the metastore's house keeper (hive.txn.timeout); an administrator "
-                "can abort one with MetastoreClient.abort_txns([id]) (Hive: ABORT TRANSACTIONS)")
         return self._ref.abort_stale(olderThanSeconds)
 
     def repairTransactionLog(self, writeId: Optional[int] = None,
@@ -354,9 +343,6 @@ class HiveAcidTable:
         stop with TransactionLogDamagedError until then). A record followed by others is rebuilt
         from them; the newest one needs ``writeId`` and ``state`` ("committed" or "aborted"): the
         error lists the candidates. Returns the record's sequence number (None: nothing damaged)."""
-        if not isinstance(self._ref, PathTable):
-            raise InvalidOptionError("repairTransactionLog is for path-mode tables: a metastore "
-                                     "table keeps its transactions in the metastore")
         return self._ref.repair_log(writeId, state)
 
     def compact(self, kind: str = "major", partitions: Optional[Sequence[Any]] = None) -> dict:
@@ -392,14 +378,9 @@ class HiveAcidTable:
         metastore follow Hive's Cleaner rule besides (no transaction or lock older than the
         compaction still open). ``dryRun=True`` only lists them. Returns what was (or would be)
         removed and what was kept (docs/compaction.md)."""
-        from ..compaction.cleaner import vacuum
+        from ..compaction.vacuum import vacuum_table
 
-        if not isinstance(self._ref, PathTable):
-            from ..compaction.hms_clean import vacuum_metastore_table
-
-            return vacuum_metastore_table(self._ref, retentionHours, dryRun)
-        return vacuum(self._ref.fs, self._ref.path, retention_hours=retentionHours,
-                      dry_run=dryRun).to_json()
+        return vacuum_table(self._ref, retentionHours, dryRun)
 
     def requestCompaction(self, kind: str = "major", partition: Any = None
                           ) -> CompactionRequestResult:
@@ -407,13 +388,13 @@ class HiveAcidTable:
         partitioned table: ``{"ds": "x"}``, a value list or ``"ds=x"``). Returns
         ``CompactionRequestResult(id, state, accepted)``; a compactor worker on some metastore
         (``hive.compactor.worker.threads`` > 0) must run it."""
-        table = self._metastore_table("requestCompaction()")
+        table = self._ref.metastore_table("requestCompaction()")
         with table.client() as c:
             return c.request_compaction(table.db, table.name, partition, kind)
 
     def compactions(self) -> DataFrame:
         """The metastore's compaction queue/history for this table (``SHOW COMPACTIONS``)."""
-        table = self._metastore_table("compactions()")
+        table = self._ref.metastore_table("compactions()")
         with table.client() as c:
             infos = c.compactions(table.db, table.name)
         rows = [(i.id, i.partition, (i.type or "").lower(), i.state, i.worker_id, i.start_ms,

@@ -37,6 +37,7 @@ from ..txn.committer import commit_write, empty_bases
 from ..txn.keepalive import KeepAliveProcess
 from ..write.options import WriteOptions
 from ..acid.layout import staging_dir
+from ..txn.abort import abort_and_clean
 from ..write.staging import keep_or_discard, open_staging, remove_staging
 from ..write.schema import ColumnMapping, map_columns
 from ..write.task_writer import InsertTarget, StagedFile, TableSpec, stage_batches
@@ -76,7 +77,7 @@ def create_writer(options: dict, schema: StructType, overwrite: bool,
                               statement_per_task=spec.bucketed and not overwrite)
         handle, keeper = txn.hand_over(driver_process())
     except BaseException as e:
-        txn.abort(f"could not hand the transaction over: {e}")
+        abort_and_clean(fs, path, txn, f"could not hand the transaction over: {e}")
         raise
     writer = (writer_class or HiveAcidArrowWriter)(
         table, fs, spec, mapping, handle, target, overwrite and not wopts.dynamic_overwrite, keeper)
@@ -86,7 +87,7 @@ def create_writer(options: dict, schema: StructType, overwrite: bool,
         pickle.dumps(writer)
     except BaseException as e:
         writer._stop_keeper()
-        handle.abort(f"could not build the writer: {e}")
+        abort_and_clean(fs, path, handle, f"could not build the writer: {e}")
         raise
     log.info("write id %d (%s) into %s handed to the job", handle.write_id, operation,
              table.display)
@@ -138,8 +139,7 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all)
                      if self.target.base else [])
         except BaseException as e:
-            txn.abort(f"{type(e).__name__}: {e}")
-            remove_staging(fs, self.spec.table_path, self.write_id)
+            abort_and_clean(fs, self.spec.table_path, txn, f"{type(e).__name__}: {e}")
             raise
         self._commit_resumed(txn, staged, empty)
         self._stop_keeper()
@@ -153,17 +153,13 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
         """Abort; where that cannot be confirmed (a metastore out of reach, or a commit whose
         outcome is unknown) the keep-alive process takes the abort over and retries until the
         metastore answers, so the transaction never stays open holding its lock."""
-        fs = self.fs
+        confirmed = False
         try:
-            confirmed = self.handle.abort("Spark job failed")
-        except BaseException:
-            confirmed = False
-            raise
+            confirmed = abort_and_clean(self.fs, self.spec.table_path, self.handle,
+                                        "Spark job failed")
         finally:
-            if self.helper is not None:
-                (self.helper.stop if confirmed is not False else self.helper.abort)()
-            if confirmed is not False:  # else the keep-alive process needs what staging holds
-                remove_staging(fs, self.spec.table_path, self.write_id)
+            if self.helper is not None:  # unconfirmed: it retries, and needs what staging holds
+                (self.helper.stop if confirmed else self.helper.abort)()
 
 
 def stage_task(fs: Any, table: TableSpec, target: InsertTarget, write_id: int,

@@ -26,18 +26,17 @@ import time
 from typing import Any, Callable, Iterable, Optional
 
 from ..acid.logstate import (
-    ABORTED, COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, events_newest_first, load_state,
+    COMMITTED, OPEN, UNREADABLE_RECORD_GRACE_S, events_newest_first, load_state,
 )
-from ..acid.snapshot import ValidIdList
 from ..exceptions import (
     AlreadyCommittedError, CommitStateUnknownError, PathNotFoundError, StorageError,
 )
 from ..io.filesystem import FileSystem
 from ..txn import pathlog
+from ..txn.abort import abort_and_clean
 from ..txn.base import ONCE_PROPERTY, Transaction
 from ..txn.committer import commit_write
 from ..write.publish import CommitResult
-from ..write.staging import remove_staging
 from ..write.task_writer import StagedFile, TableSpec
 
 log = logging.getLogger(__name__)
@@ -100,8 +99,8 @@ def _skip(fs: FileSystem, table: TableSpec, txn: Transaction, query_id: str, bat
           why: str) -> None:
     log.info("Batch %d of streaming query %s is already in %s (%s): write id %d is aborted, "
              "nothing is written twice", batch_id, query_id, table.table_path, why, txn.write_id)
-    txn.abort(f"batch {batch_id} of streaming query {query_id} was already committed")
-    remove_staging(fs, table.table_path, txn.write_id)
+    abort_and_clean(fs, table.table_path, txn,
+                    f"batch {batch_id} of streaming query {query_id} was already committed")
     return None
 
 
@@ -222,12 +221,3 @@ def _drop_older_claims(fs: FileSystem, table_path: str, query_id: str, batch_id:
                 fs.delete(claim_path(fs, table_path, query_id, b))
             except Exception as e:  # noqa: BLE001 - a settled claim left behind is harmless
                 log.warning("could not remove claim %d of query %s: %s", b, query_id, e)
-
-
-def state_in_snapshot(snapshot: ValidIdList, write_id: int) -> str:
-    """A write id's state in a metastore snapshot: OPEN, ABORTED or COMMITTED."""
-    if snapshot.is_aborted(write_id):
-        return ABORTED
-    if snapshot.is_open(write_id) or write_id > snapshot.high_watermark:
-        return OPEN
-    return COMMITTED

@@ -28,13 +28,18 @@ from ..read.ranges import (
     WriteIdRange, check_not_erased, event_write_ids, insert_slices, is_compacted, snapshot_at,
     with_slices,
 )
+from ..catalog import table_ref
+from ..read.options import ReadOptions
 from ..read.scan import TableScan
-from .versions import current_snapshot, low_watermark, partitions_written
+from .versions import low_watermark, partitions_written
 
 log = logging.getLogger(__name__)
 
 WRITE_ID = "writeId"
 PENDING = "snapshotPending"
+#: Options of a stream or feed, not of the table read under it.
+STREAM_ONLY = ("validwriteids", "startingversion", "endingversion", "readchangefeed",
+               "maxwriteidspertrigger", "maxfilespertrigger", "skipchangecommits")
 
 
 @dataclass(frozen=True)
@@ -78,19 +83,28 @@ class StreamPlanner:
     """Offsets and micro-batch plans of one table (lives in Spark's driver-side source process)."""
 
     def __init__(self, options: Mapping[str, str], *, change_feed: bool = False):
-        self.options = {k.lower(): v for k, v in options.items()}
-        for k in ("validwriteids", "startingversion", "endingversion", "readchangefeed"):
-            self.options.pop(k, None)
         self.source = SourceOptions.parse(options)
+        read = {k.lower(): v for k, v in options.items()}
+        for k in STREAM_ONLY:
+            read.pop(k, None)
+        self.table = table_ref(read, in_worker=True)  # resolved once
+        self.read = ReadOptions.parse(read)
         self.change_feed = change_feed
+        self._now: Optional[TableScan] = None
 
     # --- the table now -------------------------------------------------------------------------
+    def now(self) -> TableScan:
+        """A scan of the table as it is now (its source read again: new partitions, snapshot)."""
+        self._now = self.table.scan(self.read)
+        return self._now
+
     def _scan(self, snapshot: ValidIdList) -> TableScan:
-        return TableScan({**self.options, "validwriteids": snapshot.to_string()})
+        """The table at ``snapshot``, resolved when :meth:`latest` last looked."""
+        return (self._now or self.now()).at(snapshot)
 
     def latest(self) -> tuple[ValidIdList, int]:
         """The table's current snapshot and its low watermark."""
-        snap = current_snapshot(self.options)
+        snap = self.now().source.write_ids
         return snap, low_watermark(snap)
 
     # --- offsets -------------------------------------------------------------------------------
@@ -136,7 +150,7 @@ class StreamPlanner:
         if self.change_feed or self.source.skip_change_commits:
             return
         raise StreamingError(
-            f"Write id {v.write_id} of {self.options.get('table') or self.options.get('path')} "
+            f"Write id {v.write_id} of {self.table.display} "
             f"deleted or replaced rows ({', '.join(v.where[:3])}): a stream of inserted rows "
             "cannot follow it. Set option skipChangeCommits=true to skip such write ids, or read "
             "the change feed (option readChangeFeed=true)")
@@ -154,7 +168,7 @@ class StreamPlanner:
             before = self.versions(snap, a, w - 1) if w - 1 > a else []
             return before + [Version(w, change=True, where=[p for x, p in overwrites if x == w])]
         check_not_erased(scan.fs, scan.plan, a, "this stream",
-                         partitions_written(self.options, a, b))
+                         partitions_written(self.table, a, b))
         rng = WriteIdRange.of_range(snapshot_at(snap, b), a)
         found: dict[int, Version] = {}
 

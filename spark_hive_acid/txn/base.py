@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Protocol, Sequence
 
 from ..acid.snapshot import ValidIdList
-from ..read.listing import leaf_partitions
+from ..acid.partition_tree import leaf_partitions
 from .keepalive import KeepAliveProcess, TaskHeartbeat
 
 

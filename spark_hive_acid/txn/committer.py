@@ -29,6 +29,7 @@ from ..write.staging import remove_staged, remove_staging
 from ..write.task_writer import StagedFile, TableSpec
 from .logmaint import begin_install, end_install
 from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
+from .abort import abort_and_clean
 
 log = logging.getLogger(__name__)
 COMPACTION_STAGING_SUFFIX = "-compaction"
@@ -59,14 +60,7 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     except BaseException as e:
         if not isinstance(e, HiveAcidError):
             log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)
-        confirmed = False
-        if not txn.commit_state_unknown:
-            try:
-                confirmed = txn.abort(f"commit failed: {type(e).__name__}: {e}") is not False
-            except Exception as e2:  # noqa: BLE001 - the original error matters more
-                log.error("Could not abort write id %d: %s", txn.write_id, e2)
-        if confirmed:  # else whoever finishes the abort needs the intents staging holds
-            remove_staging(fs, table.table_path, txn.write_id)
+        abort_and_clean(fs, table.table_path, txn, f"commit failed: {type(e).__name__}: {e}")
         raise
     remove_staging(fs, table.table_path, txn.write_id)
     log.info("Write id %d (%s) committed on %s: %s", txn.write_id, txn.operation,
@@ -139,12 +133,8 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     try:
         txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
     except BaseException as e:
-        if not txn.commit_state_unknown:
-            try:
-                txn.abort(f"compaction commit failed: {type(e).__name__}: {e}")
-            except Exception as e2:  # noqa: BLE001 - the original error matters more
-                log.error("Could not abort compaction %d: %s", compaction_id(txn), e2)
-            remove_staged(fs, compaction_staging_dir(fs, table_path, compaction_id(txn)))
+        abort_and_clean(fs, table_path, txn, f"compaction commit failed: {type(e).__name__}: {e}",
+                        staged_dir=compaction_staging_dir(fs, table_path, compaction_id(txn)))
         raise
     installed: list[str] = []
     existing = [f for _, f in installs if fs.exists(f)]
@@ -154,7 +144,8 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
         log.warning("%s already exist(s): this compaction's output is not installed (another "
                     "compaction made it, or its unfinished install is completed later)", existing)
     elif installs:
-        extra = {} if txn_high_watermark is None else {"txnHighWatermark": txn_high_watermark()}
+        hwm = txn_high_watermark() if txn_high_watermark is not None else None
+        extra = {} if hwm is None else {"txnHighWatermark": hwm}
         # readers hide them until the end
         begin_install(fs, table_path, compaction_id(txn), installs, **extra)
         for staged, final in installs:

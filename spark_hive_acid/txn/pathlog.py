@@ -65,7 +65,7 @@ from ..acid.logstate import (  # noqa: F401  (the log's reading side, re-exporte
 from ..acid.snapshot import ValidIdList
 from ..exceptions import AlreadyCommittedError, CommitConflictError, StorageError
 from ..io.filesystem import FileSystem
-from ..read.listing import walk_partitions
+from ..acid.partition_tree import walk_partitions
 from ..write.staging import remove_staging
 from .base import ONCE_PROPERTY, CommitOutcome, Transaction, WriteSet
 from .conflicts import conflict, legacy_write_set, write_set_of_record

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import pyarrow as pa
 
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
-from ..acid.names import is_hidden
+from ..acid.names import ROW_ID_COLUMN, is_hidden
+from ..acid.partition_tree import PartitionTree, walk_partitions
 from ..acid.types import arrow_to_hive
-from ..exceptions import InvalidOptionError, NotAnAcidTableError, SchemaMismatchError
+from ..exceptions import InvalidOptionError, NotAnAcidTableError
 from ..io.filesystem import FileSystem
-from ..read.listing import PartitionTree, walk_partitions
-from ..read.scan import ROW_ID_COLUMN, TableScan
 from .options import WriteOptions
 from .plain_file import DEFAULT_COMPRESSION, ORC, PARQUET, check_codec, detect_insert_only
 from .schema import check_names
@@ -23,9 +22,10 @@ TXN_PROPERTIES = ("default", "split_update", "insert_only")
 log = logging.getLogger(__name__)
 
 
-def has_acid_dirs(fs: FileSystem, path: str) -> bool:
-    """True when ``path`` or a ``k=v`` directory below it holds a base/delta directory."""
-    return any(True for _ in walk_partitions(fs, path).acid_dirs())
+#: The columns of a table Hive wrote, as its reader sees them (data columns as the files hold
+#: them, partition columns as the directories name them), given whether it is insert-only; None
+#: when it has no data file to take them from. The catalog, which reads, provides it.
+ColumnsOfTable = Callable[[bool], Optional[pa.Schema]]
 
 
 def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
@@ -131,11 +131,13 @@ def _save_new(fs: FileSystem, path: str, layout: TableLayout) -> TableLayout:
     return load_layout(fs, path)  # type: ignore[return-value]
 
 
-def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Schema) -> tuple[TableLayout, bool]:
+def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Schema,
+                  columns_of_table: ColumnsOfTable) -> tuple[TableLayout, bool]:
     """The layout of the table at ``path``, creating the table when it does not exist.
 
     Returns (layout, created). A directory that exists but is not a Hive ACID table is refused.
-    A Hive-written table without our layout file gets one, with the columns taken from the data.
+    A Hive-written table without our layout file gets one, with the columns its files hold
+    (``columns_of_table``), the written data's where it has none.
     """
     layout = load_layout(fs, path)
     if layout is not None:
@@ -164,7 +166,7 @@ def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Sche
              if opts.table_properties.get("transactional_properties") == "insert_only"
              else "full ACID")
     insert_only = opts.table_properties.get("transactional_properties") == "insert_only"
-    adopted = _adopted_schema(path, schema, on_disk, insert_only)
+    adopted = _adopted_schema(path, schema, columns_of_table(insert_only))
     return _save_new(fs, path, layout_from_schema(opts, adopted, on_disk)), False
 
 
@@ -192,21 +194,17 @@ def _adopted_kind(fs: FileSystem, path: str, tree: PartitionTree,
     return replace(opts, table_properties=props, file_format=fmt)
 
 
-def _adopted_schema(path: str, incoming: pa.Schema, partitions: Sequence[str],
-                    insert_only: bool) -> pa.Schema:
+def _adopted_schema(path: str, incoming: pa.Schema, found: Optional[pa.Schema]) -> pa.Schema:
     """The columns of a table written without this library's layout file (by Hive): the data
     columns as its files hold them (names, order and types: the DataFrame is then matched to them
     by name, never the other way round), the partition columns as the directories name them (typed
     like the incoming column of that name, else as the reader infers them)."""
-    try:
-        scan = TableScan({"path": path, "transactionalProperties":
-                          "insert_only" if insert_only else "default"})
-    except SchemaMismatchError:
+    if found is None:
         log.warning("%s has no data file to take its columns from; using the written data's", path)
         return incoming
     by_low = {f.name.lower(): f for f in incoming}
-    fields = [pa.field(c.name, c.type) for c in scan.data_columns]
-    for c in scan.partition_columns:
-        given = by_low.get(c.name.lower())
-        fields.append(pa.field(c.name, given.type if given is not None else c.type))
+    fields = []
+    for f in found:
+        given = by_low.get(f.name.lower()) if f.metadata and f.metadata.get(b"partition") else None
+        fields.append(pa.field(f.name, given.type if given is not None else f.type))
     return pa.schema(fields)

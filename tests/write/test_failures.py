@@ -12,7 +12,7 @@ import pytest
 from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from spark_hive_acid.io.filesystem import LocalFileSystem
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.write.publish import publish
 from spark_hive_acid.write.task_writer import TableSpec

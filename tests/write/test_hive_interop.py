@@ -10,7 +10,7 @@ from hive_ref.fixtures import hive_ref  # noqa: F401
 from spark_hive_acid.acid import bucket_codec
 from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.layout import TableLayout, save_layout
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.write.task_writer import TableSpec
 from spark_hive_acid.write.task_writer import DeleteWriter, InsertTarget, InsertWriter

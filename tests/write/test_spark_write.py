@@ -160,7 +160,7 @@ def test_retried_attempt_does_not_duplicate(tmp_path, monkeypatch):
     import pyarrow as pa
     from pyspark.sql.types import LongType, StringType, StructField, StructType
     import pyspark
-    from spark_hive_acid.read.scan import read_table
+    from spark_hive_acid.direct import read_table
     from spark_hive_acid.spark.writer import create_writer
 
     schema = StructType([StructField("id", LongType()), StructField("name", StringType())])

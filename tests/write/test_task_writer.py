@@ -12,8 +12,8 @@ from spark_hive_acid.acid import bucket_codec
 from spark_hive_acid.txn import pathlog as txnlog
 from spark_hive_acid.acid.bucketing import bucket_ids
 from spark_hive_acid.acid.layout import TableLayout, save_layout
-from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.read.listing import leaf_partitions as list_partitions
+from spark_hive_acid.direct import read_table
+from spark_hive_acid.acid.partition_tree import leaf_partitions as list_partitions
 from spark_hive_acid.txn.committer import commit_write
 from spark_hive_acid.acid.partitions import escape_value as escape_partition_value
 from spark_hive_acid.write.partitioning import group_rows, partition_path
