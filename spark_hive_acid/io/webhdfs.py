@@ -38,6 +38,9 @@ DEFAULT_MAX_CACHE = 64 * 1024 * 1024
 DEFAULT_TIMEOUT = 60.0
 
 _NOT_FOUND = {"FileNotFoundException"}
+#: OPEN of a directory: a real NameNode redirects it, then the DataNode answers
+#: FileNotFoundException "Path is not a file: /dir" (not a vanished file)
+_NOT_A_FILE = "Path is not a file"
 _DENIED = {"AccessControlException", "SecurityException", "AuthorizationException"}
 _EXISTS = {"FileAlreadyExistsException", "AlreadyBeingCreatedException"}
 
@@ -185,9 +188,10 @@ class WebHdfsFileSystem(FileSystem):
             raise StorageError(f"WebHDFS {action} {self.uri(path)} failed: {e}") from e
 
     def _translate(self, exception: Optional[str], message: Any, action: str, path: str) -> StorageError:
-        if isinstance(message, bytes):
-            message = message.decode("utf-8", "replace")[:500]
+        message = _first_part(message)
         where = self.uri(path)
+        if exception in _NOT_FOUND and str(message).startswith(_NOT_A_FILE):
+            return StorageError(f"Cannot read {where}: it is a directory ({message})")
         if exception in _NOT_FOUND:
             return PathNotFoundError(f"{where} does not exist ({message})")
         if exception in _DENIED:
@@ -314,6 +318,19 @@ def _to_status(path: str, s: dict) -> FileStatus:
     is_dir = s.get("type") == "DIRECTORY"
     return FileStatus(path, posixpath.basename(path.rstrip("/")) or "/", is_dir,
                       0 if is_dir else int(s.get("length", 0)))
+
+
+def _first_part(message: Any) -> str:
+    """A WebHDFS error message without the Java stack trace a DataNode appends to it (its
+    ``CREATE``/``OPEN`` errors carry ``"...\\n\\tat org.apache.hadoop..."`` lines), cut to 500
+    characters."""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    text = str(message)
+    cut = text.find("\n\tat ")
+    if cut >= 0:
+        text = text[:cut]
+    return text.strip()[:500]
 
 
 def _content(res) -> bytes:
