@@ -12,6 +12,7 @@ import os
 import pickle
 import socket
 import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -324,6 +325,10 @@ def test_create_exclusive(tfs):
     assert fs.read_bytes("/locks/commit-5") == b"writer-1"
     creates = [r for r in fs.log if r.op == "CREATE"]
     assert {r.params["overwrite"].lower() for r in creates} == {"false"}
+    fs.log.reset()
+    assert fs.create_exclusive("/locks/commit-6", b"w") is True  # a temporary file, renamed
+    assert [(r.op, r.datanode) for r in fs.log] == [("CREATE", False), ("CREATE", True),
+                                                    ("RENAME", False)]
 
 
 def test_create_exclusive_has_one_winner_under_concurrency(target):
@@ -555,3 +560,77 @@ def test_remembered_file_that_vanished_is_reported(tfs, target):
             f.read(10)
     with pytest.raises(StorageError, match="File vanished"):
         fs.open_input("/v").size  # forgotten after the failure: asks again
+
+
+# --- what a real NameNode shows while a file is being written ---------------------------------
+def _paused_upload(first: bytes, rest: bytes, seen: threading.Event):
+    """Upload data (chunked) that stops after ``first`` until ``seen`` is set."""
+    yield first
+    assert seen.wait(30), "the watcher never looked"
+    yield rest
+
+
+def test_a_plain_create_is_visible_while_it_is_written(target):
+    """WebHDFS CREATE (overwrite=false) is create-if-absent, but a real NameNode lists the file
+    from the moment the DataNode opens it: empty, then growing, until the upload ends. The double
+    creates it whole. Why create_exclusive does not use a plain CREATE (next test)."""
+    c = InsecureClient(target.url, user=target.user)
+    seen = threading.Event()
+    sizes: list = []
+
+    def watch() -> None:
+        fs = target.fs()
+        for _ in range(60):  # the upload is paused meanwhile
+            st = fs.status("/rec")
+            if st is not None:
+                sizes.append(st.size)
+                break
+            time.sleep(0.005)
+        seen.set()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    c.write("/rec", data=_paused_upload(b"x" * 1000, b"y" * 1000, seen), overwrite=False)
+    watcher.join()
+    assert target.read("/rec") == b"x" * 1000 + b"y" * 1000
+    if target.real:
+        assert sizes and sizes[0] < 2000  # a reader would have read a partial file
+    else:
+        assert sizes == []  # the double: absent until whole
+
+
+def test_create_exclusive_is_whole_when_it_appears(target, monkeypatch):
+    """create_exclusive writes a hidden temporary sibling and renames it into place (RENAME with
+    renameoptions=NONE: refused when the target exists), so the target appears whole: a reader
+    never sees a partial log record, even on a real NameNode (previous test)."""
+    fs = target.fs()
+    seen = threading.Event()
+    sizes: list = []
+    payload = b"r" * 5000
+    inner = WebHdfsFileSystem._upload
+
+    def paused(self, path, data, *, overwrite):  # the upload stops half way until watched
+        return inner(self, path, _paused_upload(data[:2500], data[2500:], seen),
+                     overwrite=overwrite)
+
+    monkeypatch.setattr(WebHdfsFileSystem, "_upload", paused)
+
+    def watch() -> None:
+        watcher_fs = target.fs()
+        for _ in range(40):  # the upload is paused meanwhile: ~0.2 s of looking
+            st = watcher_fs.status("/locks/rec")
+            if st is not None:
+                sizes.append(st.size)
+            time.sleep(0.005)
+        seen.set()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    assert fs.create_exclusive("/locks/rec", payload) is True
+    watcher.join()
+    assert sizes == []  # not there while its data was on the way
+    assert target.read("/locks/rec") == payload
+    seen.set()
+    assert fs.create_exclusive("/locks/rec", b"other") is False
+    assert target.read("/locks/rec") == payload
+    assert target.names("/locks") == ["rec"]  # no temporary file left behind, winner or loser

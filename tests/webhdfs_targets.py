@@ -13,6 +13,8 @@ same way against both.
 from __future__ import annotations
 
 import os
+import posixpath
+import shutil
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Optional
 from urllib.parse import parse_qs, urlsplit
@@ -95,6 +97,37 @@ class WebHdfsTarget:
             os.remove(self.double.local_path(path))
         else:
             self.fs().delete(path)
+
+    def upload(self, local_dir: str, path: str) -> str:
+        """Copy the folder ``local_dir`` to ``path`` (a table copied onto the cluster); returns
+        its ``webhdfs://`` URI."""
+        if self.double is not None:
+            shutil.copytree(local_dir, self.double.local_path(path))
+            return self.uri(path)
+        for root, dirs, files in os.walk(local_dir):
+            rel = os.path.relpath(root, local_dir)
+            here = path if rel == "." else posixpath.join(path, *rel.split(os.sep))
+            self.admin.mkdirs(here)
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    self.admin.write_bytes(posixpath.join(here, name), f.read())
+        return self.uri(path)
+
+    def download(self, path: str, local_dir: str) -> str:
+        """Copy the tree at ``path`` into the new folder ``local_dir`` (to read it from local
+        disk); returns ``local_dir``."""
+        if self.double is not None:
+            shutil.copytree(self.double.local_path(path), local_dir)
+            return local_dir
+        os.makedirs(local_dir)
+        for entry in self.admin.list_dir(path):
+            target = os.path.join(local_dir, entry.name)
+            if entry.is_dir:
+                self.download(entry.path, target)
+            else:
+                with open(target, "wb") as f:
+                    f.write(self.admin.read_bytes(entry.path))
+        return local_dir
 
     def names(self, path: str) -> list[str]:
         """The names in a directory, in the order the service lists them."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import threading
+import uuid
 from collections import OrderedDict
 from typing import Any, Callable, Optional, TypeVar
 from urllib.parse import urlsplit
@@ -298,11 +299,31 @@ class WebHdfsFileSystem(FileSystem):
             pass
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
-        """``CREATE`` with ``overwrite=false``: atomic on the NameNode; False if ``path`` existed."""
+        """Create ``path`` whole, only if absent; False if it existed.
+
+        The data goes to a hidden temporary sibling (``CREATE``), which is then renamed to
+        ``path`` with ``renameoptions=NONE`` (HDFS's ``rename2``: refused atomically when ``path``
+        exists). A plain ``CREATE`` with ``overwrite=false`` is create-if-absent too, but a real
+        NameNode lists the file from the moment the DataNode opens it, empty and then growing,
+        until the upload ends: a concurrent reader would read a partial record.
+        """
+        path = _abs(path)
+        parent, name = posixpath.split(path)
+        tmp = posixpath.join(parent, f".{name}.{uuid.uuid4().hex}.tmp")
+        self._upload(tmp, data, overwrite=False)
+        self._forget_under(path)
         try:
-            self._upload(_abs(path), data, overwrite=False)
+            self._call("renaming", tmp,
+                       lambda c: c._rename(tmp, destination=path, renameoptions="NONE"))
         except PathExistsError:
+            self.delete(tmp)
             return False
+        except BaseException:
+            try:
+                self.delete(tmp)
+            except StorageError:
+                _log.warning("Could not remove the temporary file %s", self.uri(tmp))
+            raise
         return True
 
     def supports_atomic_rename(self) -> bool:

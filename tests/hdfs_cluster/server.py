@@ -87,11 +87,13 @@ class MiniHdfsCluster:
     """
 
     def __init__(self, base_dir: Path, *, data_nodes: int = 1, block_size: int = 1 << 20,
-                 heap: str = "512m") -> None:
+                 heap: str = "512m", settings: Optional[dict[str, str]] = None) -> None:
         self.base_dir = Path(base_dir).resolve()
         self.data_nodes = data_nodes
         self.block_size = block_size
         self.heap = heap
+        #: Hadoop settings on top of the launcher's (hdfs-site keys)
+        self.settings = dict(settings or {})
         self.log_path = self.base_dir / "minihdfs.log"
         self.ready_path = self.base_dir / "ready.json"
         self.process: Optional[subprocess.Popen[bytes]] = None
@@ -113,7 +115,9 @@ class MiniHdfsCluster:
         cp = os.pathsep.join([str(classes), *map(str, jars)])
         # C1 only and the serial GC: a faster start on a small, busy machine
         return [_tool("java"), f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "-Djava.net.preferIPv4Stack=true", "-cp", cp, MAIN_CLASS, str(self.base_dir / "dfs"),
+                "-Djava.net.preferIPv4Stack=true",
+                *(f"-Dminihdfs.conf.{k}={v}" for k, v in sorted(self.settings.items())),
+                "-cp", cp, MAIN_CLASS, str(self.base_dir / "dfs"),
                 "0", "0", str(self.data_nodes), str(self.block_size)]
 
     def start(self, timeout: float = 180.0) -> "MiniHdfsCluster":

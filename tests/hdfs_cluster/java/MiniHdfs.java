@@ -50,6 +50,12 @@ public final class MiniHdfs {
         conf.setLong("dfs.namenode.fs-limits.min-block-size", Math.min(blockSize, 1024 * 1024));
         conf.setInt("dfs.namenode.handler.count", 8);
         conf.setInt("dfs.datanode.handler.count", 4);
+        // extra settings: -Dminihdfs.conf.KEY=VALUE
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("minihdfs.conf.")) {
+                conf.set(name.substring("minihdfs.conf.".length()), System.getProperty(name));
+            }
+        }
         // the DataNode redirects WebHDFS clients to itself by this name
         conf.set("dfs.datanode.hostname", "127.0.0.1");
 
