@@ -27,15 +27,13 @@ from urllib.parse import urlsplit
 
 from ..exceptions import InvalidOptionError, PathExistsError, PathNotFoundError, StorageError
 from .filesystem import FileStatus, FileSystem
+from .ranged_file import DEFAULT_MAX_CACHE, DEFAULT_READ_AHEAD, DEFAULT_TAIL_SIZE
 from .webhdfs_files import WebHdfsInputFile, WebHdfsOutputFile, _Remembered, vanished_message  # noqa: F401
 
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DEFAULT_TAIL_SIZE = 256 * 1024
-DEFAULT_READ_AHEAD = 16 * 1024 * 1024
-DEFAULT_MAX_CACHE = 64 * 1024 * 1024
 DEFAULT_TIMEOUT = 60.0
 
 _NOT_FOUND = {"FileNotFoundException"}
