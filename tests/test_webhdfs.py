@@ -634,3 +634,29 @@ def test_create_exclusive_is_whole_when_it_appears(target, monkeypatch):
     assert fs.create_exclusive("/locks/rec", b"other") is False
     assert target.read("/locks/rec") == payload
     assert target.names("/locks") == ["rec"]  # no temporary file left behind, winner or loser
+
+
+def test_create_exclusive_cut_off_mid_upload_leaves_no_record(target, monkeypatch):
+    """A writer dying while its record is on the way leaves nothing at the record's name (a real
+    DataNode keeps a plain CREATE's partial file: a damaged log record for every reader)."""
+    fs = target.fs()
+    fs.mkdirs("/log/events")
+    inner = WebHdfsFileSystem._upload
+
+    def cut_off(data: bytes):
+        yield data[:1000]
+        raise ConnectionAbortedError("writer killed")
+
+    def dying(self, path, data, *, overwrite):
+        return inner(self, path, cut_off(data), overwrite=overwrite)
+
+    monkeypatch.setattr(WebHdfsFileSystem, "_upload", dying)
+    with pytest.raises((ConnectionAbortedError, StorageError)):
+        fs.create_exclusive("/log/events/0000001.json", b"e" * 5000)
+    monkeypatch.undo()
+    if target.real:
+        time.sleep(1.0)  # a real DataNode closes the cut-off file a few hundred ms later
+    assert not target.exists("/log/events/0000001.json")
+    assert [n for n in target.names("/log/events") if not n.startswith(".")] == []
+    assert fs.create_exclusive("/log/events/0000001.json", b"whole") is True
+    assert target.read("/log/events/0000001.json") == b"whole"
