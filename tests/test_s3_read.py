@@ -33,9 +33,7 @@ def _table(n: int, seed: int = 0) -> pa.Table:
 
 
 def _written(tmp_path) -> str:
-    """A partitioned table with appends and a delete, written locally."""
-    from spark_hive_acid.catalog import PathTable  # noqa: F401  (the table API used below)
-
+    """A partitioned table written locally in two appends."""
     path = str(tmp_path / "t")
     write_table(_table(200_000), path, partition_by=["p"])
     write_table(_table(1000, seed=1).set_column(0, "id", pa.array(np.arange(1000) + 10**6)), path)
