@@ -28,7 +28,7 @@ def vanished(uri: str) -> str:
 def _is_missing(e: OSError) -> bool:
     text = str(e)
     return isinstance(e, FileNotFoundError) or any(
-        m in text for m in ("NoSuchKey", "RESOURCE_NOT_FOUND", "Path does not exist"))
+        m in text for m in ("NoSuchKey", "NO_SUCH_KEY", "RESOURCE_NOT_FOUND", "Path does not exist"))
 
 
 class _Known(NamedTuple):
