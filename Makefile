@@ -33,9 +33,10 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
 
-# Hive 3.1.3 and 4.1.0 from Maven Central into .build/m2 (the tests do this on first use too)
+# Hive 3.1.3 and 4.1.0 (and Hadoop's MiniDFSCluster) from Maven Central into .build/m2 (the tests
+# do this on first use too)
 jvm-deps: $(STAMP)
-	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in hive_jvm.VERSIONS]"
+	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in [*hive_jvm.VERSIONS, *hive_jvm.OTHER_POMS]]"
 
 bench: $(STAMP)
 	$(PY) -m bench.run

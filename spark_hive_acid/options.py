@@ -93,6 +93,16 @@ OPTIONS: tuple[Option, ...] = (
     _opt("hdfsUser", (READ, WRITE, STORAGE), "HDFS user (simple authentication)"),
     _opt("webhdfsAuth", (READ, WRITE, STORAGE), "simple or kerberos"),
     _opt("webhdfsTimeout", (READ, WRITE, STORAGE), "seconds per WebHDFS request"),
+    # S3 (s3://, s3a://, s3n://), Hadoop S3A's names: io/s3_settings.py, docs/storage.md
+    _opt("fs.s3a.endpoint", (READ, WRITE, STORAGE), "S3 endpoint, http(s)://host:port"),
+    _opt("fs.s3a.endpoint.region", (READ, WRITE, STORAGE), "S3 signing region"),
+    _opt("fs.s3a.access.key", (READ, WRITE, STORAGE), "S3 access key id"),
+    _opt("fs.s3a.secret.key", (READ, WRITE, STORAGE), "S3 secret key"),
+    _opt("fs.s3a.session.token", (READ, WRITE, STORAGE), "S3 session token"),
+    _opt("fs.s3a.path.style.access", (READ, WRITE, STORAGE), "true: endpoint/bucket/key URLs"),
+    _opt("fs.s3a.connection.ssl.enabled", (READ, WRITE, STORAGE),
+         "false: http for an endpoint given without a scheme"),
+    _opt("fs.s3a.anonymous", (READ, WRITE, STORAGE), "true: unsigned requests (public buckets)"),
 )
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
 #: keys Spark itself puts into a data source's options (verified with PySpark 4.3): load(path) /

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from corpus_location import corpus_copy  # noqa: F401  (a Hive-written corpus table in a temp dir)
+from hdfs_cluster.fixtures import hdfs, hdfs_cluster  # noqa: F401  (a real HDFS: MiniDFSCluster)
+from webhdfs_targets import webhdfs_target  # noqa: F401  (the WebHDFS double, then the real HDFS)
+from s3_server.fixtures import s3, s3_server  # noqa: F401  (an S3 server: moto on 127.0.0.1)
 from hive_ref.fixtures import hive_ref  # noqa: F401  (session-scoped Hive 2.3 reference JVM)
 from metastore_server.fixtures import metastore  # noqa: F401  (session-scoped real Hive Metastore)
 

@@ -1,52 +1,62 @@
-"""The write path over WebHDFS (the protocol double): append, overwrite and DML through the real
-`hdfs` client, read back both remotely and from the backing folder."""
+"""The write path over WebHDFS through the real ``hdfs`` client: append, overwrite, DML,
+compaction and vacuum, read back remotely and from a local copy of the files. Each test runs
+against the WebHDFS double and a real HDFS (MiniDFSCluster, marker ``hdfs``)."""
+import os
+
+import pyarrow as pa
 import pytest
-from webhdfs_double import WebHdfsDouble
 
 from spark_hive_acid import HiveAcidTable
 from spark_hive_acid.direct import read_table
 
-pytestmark = pytest.mark.spark
+
+def _rows(where, **options):
+    return sorted((r["id"], r["v"], r["p"]) for r in read_table(where, **options).to_pylist())
 
 
-@pytest.fixture
-def webhdfs(tmp_path):
-    with WebHdfsDouble(str(tmp_path)) as srv:
-        yield srv
+@pytest.mark.spark
+def test_write_and_dml_over_webhdfs(spark, webhdfs_target, tmp_path):
+    """Spark appends, a static overwrite of one partition, DELETE and UPDATE through
+    ``hdfs://`` (WebHDFS client, options travel to the executors), read back over ``webhdfs://``
+    and from a local copy."""
+    target = webhdfs_target
+    uri, opts = target.uri("/warehouse/t", scheme="hdfs"), target.options()
 
+    def write(rows, mode, **extra):
+        w = spark.createDataFrame(rows, "id int, v string, p string").write.format("hiveacid")
+        for k, v in {**opts, **extra}.items():
+            w = w.option(k, v)
+        w.mode(mode).save(uri)
 
-def test_write_and_dml_over_webhdfs(spark, webhdfs, tmp_path):
-    host_port = webhdfs.url.split("://", 1)[1]
-    uri = f"webhdfs://{host_port}/warehouse/t"
-    df = spark.createDataFrame([(1, "a", "x"), (2, "b", "x"), (3, "c", "y")], "id int, v string, p string")
-    df.write.format("hiveacid").mode("append").option("partitionBy", "p").save(uri)
-    spark.createDataFrame([(4, "d", "y")], "id int, v string, p string") \
-        .write.format("hiveacid").mode("append").save(uri)
-    table = HiveAcidTable.forPath(spark, uri)
+    write([(1, "a", "x"), (2, "b", "x"), (3, "c", "y")], "append", partitionBy="p")
+    write([(4, "d", "y")], "append")
+    write([(5, "e", "z"), (6, "f", "z")], "append")
+    write([(7, "g", "z")], "overwrite", partitionOverwriteMode="dynamic")
+    table = HiveAcidTable.forPath(spark, uri, options=opts)
     table.delete("id = 2")
     table.update("id = 3", set={"v": "'C'"})
-    remote = sorted((r["id"], r["v"], r["p"]) for r in read_table(uri).to_pylist())
-    assert remote == [(1, "a", "x"), (3, "C", "y"), (4, "d", "y")]
-    local = sorted((r["id"], r["v"], r["p"]) for r in read_table(str(tmp_path / "warehouse" / "t")).to_pylist())
-    assert local == remote
-    assert sorted((r.id, r.v) for r in spark.read.format("hiveacid").load(uri).collect()) == \
-        [(1, "a"), (3, "C"), (4, "d")]
-    assert webhdfs.count("RENAME") > 0 and webhdfs.count("CREATE") > 0
+    want = [(1, "a", "x"), (3, "C", "y"), (4, "d", "y"), (7, "g", "z")]
+    assert _rows(target.uri("/warehouse/t")) == want
+    assert _rows(uri, **opts) == want
+    local = target.download("/warehouse/t", str(tmp_path / "copy"))
+    assert _rows(local) == want
+    reader = spark.read.format("hiveacid")
+    for k, v in opts.items():
+        reader = reader.option(k, v)
+    assert sorted(tuple(r) for r in reader.load(uri).select("id", "v", "p").collect()) == want
+    assert sorted(n for n in target.names("/warehouse/t") if not n.startswith("_")) == \
+        ["p=x", "p=y", "p=z"]
 
 
-def test_compaction_and_vacuum_over_webhdfs(webhdfs, tmp_path):
+def test_compaction_and_vacuum_over_webhdfs(webhdfs_target, tmp_path):
     """Minor and major compaction, then vacuum, of a partitioned table on WebHDFS (Spark-free):
-    the same rows and ROW__IDs remotely and in the backing folder, obsolete directories gone."""
-    import os
-
-    import pyarrow as pa
-
+    the same rows and ROW__IDs remotely and in a local copy, obsolete directories gone."""
     from spark_hive_acid import write_table
     from spark_hive_acid.catalog.path import PathTable
     from spark_hive_acid.compaction.cleaner import vacuum
     from spark_hive_acid.compaction.runner import compact
 
-    uri = f"webhdfs://{webhdfs.url.split('://', 1)[1]}/warehouse/c"
+    uri = webhdfs_target.uri("/warehouse/c")
     for k in range(3):
         ids = list(range(k * 4, k * 4 + 4))
         write_table(pa.table({"id": pa.array(ids, pa.int64()), "p": [i % 2 for i in ids]}), uri,
@@ -62,7 +72,7 @@ def test_compaction_and_vacuum_over_webhdfs(webhdfs, tmp_path):
     assert compact(table, "major")["partitionsCompacted"] == 2
     assert rows(uri) == before
     assert vacuum(table.fs, table.path, retention_hours=0).to_json()["numRemoved"] == 8
-    local = str(tmp_path / "warehouse" / "c")
+    local = webhdfs_target.download("/warehouse/c", str(tmp_path / "copy"))
     assert rows(local) == before
     for p in ("p=0", "p=1"):
         visible = [n for n in os.listdir(os.path.join(local, p)) if not n.startswith("_")]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Callable, Optional, Union
 
 from ..exceptions import StorageError, PathNotFoundError
+from .arrow_files import ArrowRangedFile, RecentFiles
 from .filesystem import FileStatus, FileSystem
 
 _log = logging.getLogger(__name__)
@@ -87,17 +88,20 @@ class ArrowFileSystem(FileSystem):
     """
 
     def __init__(self, source: ArrowSource, *, scheme: str, atomic_rename: bool,
-                 display_prefix: str = "") -> None:
+                 display_prefix: str = "", ranged_reads: Optional[bool] = None) -> None:
         self._source = source
         self.scheme = scheme
         self.atomic_rename = atomic_rename
         self.display_prefix = display_prefix or f"{scheme}://"
+        #: read files in large cached ranges (ArrowRangedFile); default: on object stores
+        self.ranged_reads = (not atomic_rename) if ranged_reads is None else ranged_reads
+        self.recent = RecentFiles()  # files read lately (ranged reads), not pickled
         self._fs: Any = None
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
         return {"source": self._source, "scheme": self.scheme, "atomic_rename": self.atomic_rename,
-                "display_prefix": self.display_prefix}
+                "display_prefix": self.display_prefix, "ranged_reads": self.ranged_reads}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -168,6 +172,11 @@ class ArrowFileSystem(FileSystem):
         return FileStatus(path, name, is_dir, 0 if is_dir else int(info.size or 0))
 
     def open_input(self, path: str, size: Optional[int] = None) -> BinaryIO:
+        if self.ranged_reads:  # object stores: few large GETs (ArrowRangedFile)
+            f = ArrowRangedFile(self, path, size)
+            if f.known is None:
+                f._open()  # errors (missing, denied) now, as for any other open
+            return f  # type: ignore[return-value]
         try:
             return self.arrow.open_input_file(path)  # a seekable pyarrow NativeFile
         except FileNotFoundError as e:
@@ -185,6 +194,7 @@ class ArrowFileSystem(FileSystem):
             raise self._error(e, "creating directory", path) from e
 
     def open_output(self, path: str) -> BinaryIO:
+        self.recent.forget_under(path)
         try:
             return self.arrow.open_output_stream(path)
         except OSError as e:
@@ -200,6 +210,8 @@ class ArrowFileSystem(FileSystem):
         the existence check before it is not atomic with it, so a move into a directory created
         meanwhile is detected afterwards, undone and reported.
         """
+        self.recent.forget_under(src)
+        self.recent.forget_under(dst)
         if not self.atomic_rename:
             raise self._refuse(f"rename {self.uri(src)} to {self.uri(dst)}")
         if self.status(dst) is not None:
@@ -225,6 +237,7 @@ class ArrowFileSystem(FileSystem):
             raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists")
 
     def delete(self, path: str, recursive: bool = False) -> None:
+        self.recent.forget_under(path)
         from pyarrow import fs as pafs
 
         try:
@@ -248,6 +261,7 @@ class ArrowFileSystem(FileSystem):
         On HDFS the NameNode's rename of a file refuses an existing destination file atomically;
         refused on object stores.
         """
+        self.recent.forget_under(path)
         if not self.atomic_rename:
             raise self._refuse(f"create {self.uri(path)} exclusively")
         if self.status(path) is not None:

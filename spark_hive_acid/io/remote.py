@@ -8,8 +8,10 @@ Schemes and how they are served:
 * ``webhdfs://host:port/path`` and ``swebhdfs://host:port/path``: WebHDFS at ``http(s)://host:port``
   unless ``webhdfsUrl`` says otherwise.
 * ``s3://``, ``s3a://``, ``s3n://``, ``gs://``, ``gcs://``, ``abfs://``, ``abfss://``: pyarrow's
-  ``FileSystem.from_uri`` (credentials from the environment, as pyarrow reads them); reads only:
-  path-mode writes are refused (no atomic rename).
+  ``FileSystem.from_uri`` (credentials from the environment, as pyarrow reads them), or, for S3
+  with Hadoop's ``fs.s3a.*`` options (endpoint, keys, path style; :mod:`.s3_settings`), a
+  ``pyarrow.fs.S3FileSystem`` built from them; reads only: path-mode writes are refused (no atomic
+  rename).
 
 Options (case-insensitive): ``hdfsClient``, ``webhdfsUrl``, ``hdfsUser`` (default the environment's
 ``HADOOP_USER_NAME``, else the login name), ``webhdfsAuth`` (``simple`` | ``kerberos``),
@@ -26,6 +28,7 @@ from urllib.parse import urlsplit
 
 from .. import options as opt
 from ..exceptions import InvalidOptionError, StorageError
+from . import s3_settings
 from .arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available, short_error
 from .filesystem import FileSystem
 from .parallel import list_dirs_parallel
@@ -126,11 +129,17 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
     import pyarrow as pa
     from pyarrow import fs as pafs
 
-    scheme = urlsplit(uri).scheme.lower()
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
     arrow_scheme = _OBJECT_STORE_SCHEMES[scheme]
     arrow_uri = arrow_scheme + uri[len(scheme):]
     try:
-        arrow, path = pafs.FileSystem.from_uri(arrow_uri)
+        if arrow_scheme == "s3" and s3_settings.given_as_options(options):
+            settings = s3_settings.resolve(uri, options)
+            arrow = pafs.S3FileSystem(**settings.arrow_kwargs())
+            path = (parts.netloc + parts.path).rstrip("/")
+        else:
+            arrow, path = pafs.FileSystem.from_uri(arrow_uri)
     except (pa.ArrowInvalid, ValueError) as e:
         raise InvalidOptionError(f"Cannot use {uri}: {e}") from e
     except OSError as e:

@@ -20,24 +20,26 @@ from __future__ import annotations
 import logging
 import posixpath
 import threading
+import uuid
 from collections import OrderedDict
 from typing import Any, Callable, Optional, TypeVar
 from urllib.parse import urlsplit
 
 from ..exceptions import InvalidOptionError, PathExistsError, PathNotFoundError, StorageError
 from .filesystem import FileStatus, FileSystem
+from .ranged_file import DEFAULT_MAX_CACHE, DEFAULT_READ_AHEAD, DEFAULT_TAIL_SIZE
 from .webhdfs_files import WebHdfsInputFile, WebHdfsOutputFile, _Remembered, vanished_message  # noqa: F401
 
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DEFAULT_TAIL_SIZE = 256 * 1024
-DEFAULT_READ_AHEAD = 16 * 1024 * 1024
-DEFAULT_MAX_CACHE = 64 * 1024 * 1024
 DEFAULT_TIMEOUT = 60.0
 
 _NOT_FOUND = {"FileNotFoundException"}
+#: OPEN of a directory: a real NameNode redirects it, then the DataNode answers
+#: FileNotFoundException "Path is not a file: /dir" (not a vanished file)
+_NOT_A_FILE = "Path is not a file"
 _DENIED = {"AccessControlException", "SecurityException", "AuthorizationException"}
 _EXISTS = {"FileAlreadyExistsException", "AlreadyBeingCreatedException"}
 
@@ -185,9 +187,10 @@ class WebHdfsFileSystem(FileSystem):
             raise StorageError(f"WebHDFS {action} {self.uri(path)} failed: {e}") from e
 
     def _translate(self, exception: Optional[str], message: Any, action: str, path: str) -> StorageError:
-        if isinstance(message, bytes):
-            message = message.decode("utf-8", "replace")[:500]
+        message = _first_part(message)
         where = self.uri(path)
+        if exception in _NOT_FOUND and str(message).startswith(_NOT_A_FILE):
+            return StorageError(f"Cannot read {where}: it is a directory ({message})")
         if exception in _NOT_FOUND:
             return PathNotFoundError(f"{where} does not exist ({message})")
         if exception in _DENIED:
@@ -294,11 +297,31 @@ class WebHdfsFileSystem(FileSystem):
             pass
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
-        """``CREATE`` with ``overwrite=false``: atomic on the NameNode; False if ``path`` existed."""
+        """Create ``path`` whole, only if absent; False if it existed.
+
+        The data goes to a hidden temporary sibling (``CREATE``), which is then renamed to
+        ``path`` with ``renameoptions=NONE`` (HDFS's ``rename2``: refused atomically when ``path``
+        exists). A plain ``CREATE`` with ``overwrite=false`` is create-if-absent too, but a real
+        NameNode lists the file from the moment the DataNode opens it, empty and then growing,
+        until the upload ends: a concurrent reader would read a partial record.
+        """
+        path = _abs(path)
+        parent, name = posixpath.split(path)
+        tmp = posixpath.join(parent, f".{name}.{uuid.uuid4().hex}.tmp")
+        self._upload(tmp, data, overwrite=False)
+        self._forget_under(path)
         try:
-            self._upload(_abs(path), data, overwrite=False)
+            self._call("renaming", tmp,
+                       lambda c: c._rename(tmp, destination=path, renameoptions="NONE"))
         except PathExistsError:
+            self.delete(tmp)
             return False
+        except BaseException:
+            try:
+                self.delete(tmp)
+            except StorageError:
+                _log.warning("Could not remove the temporary file %s", self.uri(tmp))
+            raise
         return True
 
     def supports_atomic_rename(self) -> bool:
@@ -314,6 +337,19 @@ def _to_status(path: str, s: dict) -> FileStatus:
     is_dir = s.get("type") == "DIRECTORY"
     return FileStatus(path, posixpath.basename(path.rstrip("/")) or "/", is_dir,
                       0 if is_dir else int(s.get("length", 0)))
+
+
+def _first_part(message: Any) -> str:
+    """A WebHDFS error message without the Java stack trace a DataNode appends to it (its
+    ``CREATE``/``OPEN`` errors carry ``"...\\n\\tat org.apache.hadoop..."`` lines), cut to 500
+    characters."""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    text = str(message)
+    cut = text.find("\n\tat ")
+    if cut >= 0:
+        text = text[:cut]
+    return text.strip()[:500]
 
 
 def _content(res) -> bytes:

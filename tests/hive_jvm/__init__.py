@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["VERSIONS", "HiveJvmError", "classpath", "pom_path"]
+__all__ = ["VERSIONS", "OTHER_POMS", "HiveJvmError", "classpath", "pom_path"]
 
 _HERE = Path(__file__).resolve().parent
 ROOT = _HERE.parents[1]
@@ -26,6 +26,8 @@ CACHE_DIR = BUILD_DIR / "hive_jvm"
 
 #: pytest marker / short name -> the folder of its pom
 VERSIONS = {"hive31": "3.1.3", "hive41": "4.1.0"}
+#: other jar sets resolved the same way (not Hive versions): folder -> version
+OTHER_POMS = {"hadoop": "3.5.0"}  # MiniDFSCluster for tests/hdfs_cluster
 
 
 class HiveJvmError(RuntimeError):
@@ -33,8 +35,9 @@ class HiveJvmError(RuntimeError):
 
 
 def pom_path(name: str) -> Path:
-    if name not in VERSIONS:
-        raise KeyError(f"unknown Hive version {name!r}; known: {sorted(VERSIONS)}")
+    if name not in VERSIONS and name not in OTHER_POMS:
+        raise KeyError(f"unknown Hive version {name!r}; known: {sorted(VERSIONS)} "
+                       f"(and {sorted(OTHER_POMS)})")
     return _HERE / name / "pom.xml"
 
 
@@ -46,7 +49,8 @@ def _mvn() -> str:
 
 
 def classpath(name: str) -> list[Path]:
-    """The jars of Hive ``name`` (``"hive31"`` or ``"hive41"``), resolving them on first use."""
+    """The jars of Hive ``name`` (``"hive31"`` or ``"hive41"``; or a name in OTHER_POMS),
+    resolving them on first use."""
     pom = pom_path(name)
     digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:16]
     CACHE_DIR.mkdir(parents=True, exist_ok=True)

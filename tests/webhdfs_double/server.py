@@ -451,8 +451,9 @@ class WebHdfsDouble:
         try:
             with open(local, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
-                if offset > size:
-                    raise RemoteError(403, "IOException", f"Offset={offset} out of the range [0, {size}]")
+                if offset > size or (offset == size and size > 0):  # as a real DataNode
+                    raise RemoteError(403, "IOException",
+                                      f"Offset={offset} out of the range [0, {size}); OPEN, path={path}")
                 f.seek(offset)
                 data = f.read() if length is None else f.read(length)
         except FileNotFoundError:

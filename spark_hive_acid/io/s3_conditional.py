@@ -1,0 +1,150 @@
+"""Does an S3 endpoint honour conditional creates (``PutObject`` with ``If-None-Match: *``)?
+
+Object-store writes (to come) will commit by creating log records only if absent, which S3 offers
+as ``PutObject`` with ``If-None-Match: *``: the first such put of a key succeeds, every later one
+answers ``412 Precondition Failed``. An endpoint that ignores the header (older S3-compatible
+servers and gateways) would let two writers both "win", so writes must refuse it.
+:func:`supports_conditional_create` asks the endpoint: it puts a probe object twice under the given
+prefix and removes it again.
+
+pyarrow cannot send that header, so the probe signs its own requests (AWS Signature Version 4,
+:func:`sign`) and sends them with ``requests``. Endpoint and credentials come from the same places
+as for reading (:mod:`.s3_settings`: ``fs.s3a.*`` options, the URI's query, the environment).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Mapping, Optional
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
+
+from ..exceptions import InvalidOptionError, StorageError
+from . import s3_settings
+from .s3_settings import S3Settings
+
+_log = logging.getLogger(__name__)
+
+PROBE_DIR = "_hiveacid_probe"
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True)
+class ConditionalCreateCheck:
+    """The answer: ``supported`` and, either way, what the endpoint did (``detail``)."""
+
+    supported: bool
+    endpoint: str
+    detail: str
+
+    def __bool__(self) -> bool:
+        return self.supported
+
+
+def _hmac(key: bytes, msg: str) -> bytes:
+    return hmac.new(key, msg.encode("utf-8"), hashlib.sha256).digest()
+
+
+def sign(method: str, url: str, headers: Mapping[str, str], payload: bytes,
+         settings: S3Settings, now: Optional[dt.datetime] = None) -> dict[str, str]:
+    """``headers`` plus the AWS Signature Version 4 headers (``Authorization``,
+    ``x-amz-date``, ``x-amz-content-sha256``, ``x-amz-security-token``) for an S3 request.
+
+    Signed: ``host`` and the ``x-amz-*`` headers; other headers (``If-None-Match``) are sent
+    unsigned, as S3 allows.
+    """
+    if not (settings.access_key and settings.secret_key):
+        raise InvalidOptionError("Signing S3 requests needs fs.s3a.access.key and fs.s3a.secret.key "
+                                 "(or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+    now = now or dt.datetime.now(dt.timezone.utc)
+    amz_date = now.strftime("%Y%m%dT%H%M%SZ")
+    day = amz_date[:8]
+    parts = urlsplit(url)
+    payload_hash = hashlib.sha256(payload).hexdigest()
+    signed = {"host": parts.netloc, "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
+    if settings.session_token:
+        signed["x-amz-security-token"] = settings.session_token
+    names = sorted(signed)
+    query = "&".join(sorted(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
+                            for k, v in parse_qsl(parts.query, keep_blank_values=True)))
+    canonical = "\n".join([method.upper(), quote(unquote(parts.path) or "/", safe="/-_.~"), query,
+                           "".join(f"{n}:{signed[n].strip()}\n" for n in names),
+                           ";".join(names), payload_hash])
+    scope = f"{day}/{settings.signing_region}/s3/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope,
+                         hashlib.sha256(canonical.encode("utf-8")).hexdigest()])
+    key = _hmac(_hmac(_hmac(_hmac(("AWS4" + settings.secret_key).encode("utf-8"), day),
+                            settings.signing_region), "s3"), "aws4_request")
+    signature = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+    out = {**headers, **{k: v for k, v in signed.items() if k != "host"}}
+    out["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={settings.access_key}/{scope}, "
+                            f"SignedHeaders={';'.join(names)}, Signature={signature}")
+    return out
+
+
+def object_url(settings: S3Settings, bucket: str, key: str) -> str:
+    """The URL of ``bucket/key``: path style under a custom endpoint unless
+    ``fs.s3a.path.style.access=false``; AWS's regional endpoint with virtual hosts otherwise."""
+    endpoint = settings.endpoint or f"https://s3.{settings.signing_region}.amazonaws.com"
+    path_style = settings.path_style if settings.path_style is not None \
+        else settings.endpoint is not None
+    key = quote(key, safe="/-_.~")
+    if path_style:
+        return f"{endpoint.rstrip('/')}/{bucket}/{key}"
+    parts = urlsplit(endpoint)
+    return f"{parts.scheme}://{bucket}.{parts.netloc}/{key}"
+
+
+def supports_conditional_create(uri: str, options: Optional[Mapping[str, str]] = None,
+                                environ: Optional[Mapping[str, str]] = None,
+                                timeout: float = 30.0) -> ConditionalCreateCheck:
+    """Put a probe object under ``uri`` (``s3a://bucket/prefix``) twice with
+    ``If-None-Match: *`` and delete it: supported when the first put succeeds and the second is
+    refused (412, or 409 for a concurrent one). StorageError when the endpoint cannot be reached or
+    refuses the request itself (credentials, permissions, missing bucket)."""
+    import requests
+
+    parts = urlsplit(uri)
+    if parts.scheme.lower() not in ("s3", "s3a", "s3n") or not parts.netloc:
+        raise InvalidOptionError(f"Not an S3 location: {uri} (use s3a://bucket/prefix)")
+    settings = s3_settings.resolve(uri, options or {}, environ)
+    key = "/".join(p for p in (parts.path.strip("/"), PROBE_DIR, uuid.uuid4().hex) if p)
+    url = object_url(settings, parts.netloc, key)
+    where = settings.endpoint or "AWS S3"
+    body = b"conditional create probe"
+    session = requests.Session()
+
+    def send(method: str, extra: Mapping[str, str], payload: bytes = b"") -> "requests.Response":
+        try:
+            return session.request(method, url, data=payload, timeout=timeout,
+                                   headers=sign(method, url, extra, payload, settings))
+        except requests.RequestException as e:
+            raise StorageError(f"Cannot reach the S3 endpoint {where} for {uri}: {e}") from e
+
+    first = send("PUT", {"If-None-Match": "*"}, body)
+    try:
+        if first.status_code in (400, 501) and "NotImplemented" in first.text:
+            return ConditionalCreateCheck(False, where, "the endpoint does not implement "
+                                          f"If-None-Match on PutObject ({first.status_code})")
+        if not first.ok:
+            raise StorageError(f"S3 endpoint {where} refused a PutObject to {parts.netloc}/{key}: "
+                               f"HTTP {first.status_code} {first.text[:300]}")
+        second = send("PUT", {"If-None-Match": "*"}, body)
+        if second.status_code in (412, 409):
+            return ConditionalCreateCheck(True, where, "a second conditional PutObject of the "
+                                          f"same key was refused ({second.status_code})")
+        if second.ok:
+            return ConditionalCreateCheck(False, where, "the endpoint ignored If-None-Match: * "
+                                          "(a second PutObject of the same key succeeded): two "
+                                          "writers could both create one log record")
+        return ConditionalCreateCheck(False, where, "unexpected answer to a second conditional "
+                                      f"PutObject: HTTP {second.status_code} {second.text[:200]}")
+    finally:
+        if first.ok:
+            gone = send("DELETE", {})
+            if not gone.ok:
+                _log.warning("Could not delete the probe object %s/%s: HTTP %d", parts.netloc,
+                             key, gone.status_code)
