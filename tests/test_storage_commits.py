@@ -15,7 +15,7 @@ import pytest
 from spark_hive_acid.catalog import PathTable
 from spark_hive_acid.direct import write_table
 from spark_hive_acid.exceptions import CommitConflictError
-from spark_hive_acid.read.scan import read_table
+from spark_hive_acid.direct import read_table
 from spark_hive_acid.stream import sink
 from spark_hive_acid.txn import pathlog
 from test_streaming_commit import _staged
