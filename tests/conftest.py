@@ -10,6 +10,7 @@ import pytest
 
 from corpus_location import corpus_copy  # noqa: F401  (a Hive-written corpus table in a temp dir)
 from hive_ref.fixtures import hive_ref  # noqa: F401  (session-scoped Hive 2.3 reference JVM)
+from hive_jvm.fixtures import hive31, hive41, hive3_oracle, newer_hives  # noqa: F401  (Hive 3.1 / 4.1)
 from metastore_server.fixtures import metastore  # noqa: F401  (session-scoped real Hive Metastore)
 
 ROOT = Path(__file__).resolve().parent.parent
