@@ -74,7 +74,7 @@ public final class Acid {
     Configuration conf = newConf();
     conf.set(ValidTxnList.VALID_TXNS_KEY, spec.get("txns").asText());
     ValidWriteIdList wl = Compat.writeIdList(spec.get("write_ids").asText());
-    return Compat.acidState(new Path(spec.get("dir").asText()), conf, wl);
+    return Compat.acidState(qualified(spec.get("dir").asText(), conf), conf, wl);
   }
 
   /**
@@ -84,7 +84,7 @@ public final class Acid {
   public static Object read(JsonNode spec) throws Exception {
     Values.Schema schema = Values.Schema.from(spec);
     JobConf job = new JobConf(newConf());
-    job.set("mapred.input.dir", new Path(spec.get("dir").asText()).toString());
+    job.set("mapred.input.dir", qualified(spec.get("dir").asText(), job).toString());
     job.set(ValidWriteIdList.VALID_WRITEIDS_KEY, spec.get("write_ids").asText());
     job.set(ValidTxnList.VALID_TXNS_KEY, spec.get("txns").asText());
     // What Hive's planner sets for a scan of a full-ACID (split-update) table.
@@ -170,7 +170,7 @@ public final class Acid {
     List<Path> chosen = new ArrayList<>();
     List<Path> withOriginals = new ArrayList<>();
     HiveInputFormat.processPathsForMmRead(
-        java.util.Collections.singletonList(new Path(spec.get("dir").asText())), job, wl, chosen,
+        java.util.Collections.singletonList(qualified(spec.get("dir").asText(), job)), job, wl, chosen,
         withOriginals);
     Map<String, Object> out = new LinkedHashMap<>();
     List<String> dirs = new ArrayList<>();
@@ -240,6 +240,12 @@ public final class Acid {
       Map.Entry<String, JsonNode> e = it.next();
       job.set(e.getKey(), e.getValue().asText());
     }
+  }
+
+  /** A fully qualified path (file:/...), as Hive's planner hands table locations over. */
+  static Path qualified(String dir, Configuration conf) throws java.io.IOException {
+    Path p = new Path(dir);
+    return p.getFileSystem(conf).makeQualified(p);
   }
 
   static Configuration newConf() {
