@@ -17,7 +17,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.hadoop.hive.ql.exec.Utilities;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspector;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorConverters;
 import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils;
@@ -100,12 +99,6 @@ public final class Hashes {
       out.add(m);
     }
     return out;
-  }
-
-  /** Utilities.getBucketingVersion of a table property value (null = the property is absent). */
-  public static Object bucketingVersion(JsonNode spec) {
-    JsonNode v = spec.get("value");
-    return Utilities.getBucketingVersion(v == null || v.isNull() ? null : v.asText());
   }
 
   private static Map<String, List<Object>> result() {

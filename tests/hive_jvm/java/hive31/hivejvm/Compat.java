@@ -15,7 +15,9 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.common.ValidReaderWriteIdList;
 import org.apache.hadoop.hive.common.ValidWriteIdList;
+import org.apache.hadoop.hive.ql.io.AcidOutputFormat;
 import org.apache.hadoop.hive.ql.io.AcidUtils;
+import org.apache.hadoop.hive.ql.io.BucketCodec;
 import org.apache.hadoop.hive.shims.HadoopShims;
 
 final class Compat {
@@ -28,6 +30,15 @@ final class Compat {
   /** A ValidReaderWriteIdList from its text (db.table:HWM:minOpen:open,...:aborted,...). */
   static ValidReaderWriteIdList writeIdList(String text) {
     return new ValidReaderWriteIdList(text);
+  }
+
+  /** BucketCodec.V1.encode of writer ``bucket``, statement ``stmt`` (``maxStmt`` < 0: unset). */
+  static int encodeBucket(Configuration conf, int bucket, int stmt, int maxStmt) {
+    if (maxStmt >= 0) {
+      throw new IllegalArgumentException("Hive 3.1 has no max statement id (HIVE-24715 is 4.x)");
+    }
+    return BucketCodec.V1.encode(new AcidOutputFormat.Options(conf).bucket(bucket)
+        .statementId(stmt));
   }
 
   /** AcidUtils.getAcidState of one directory, as {base, deltas, original_files, obsolete, aborted}. */

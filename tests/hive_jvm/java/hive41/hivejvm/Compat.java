@@ -15,7 +15,9 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.common.ValidReaderWriteIdList;
 import org.apache.hadoop.hive.common.ValidWriteIdList;
 import org.apache.hadoop.hive.ql.io.AcidDirectory;
+import org.apache.hadoop.hive.ql.io.AcidOutputFormat;
 import org.apache.hadoop.hive.ql.io.AcidUtils;
+import org.apache.hadoop.hive.ql.io.BucketCodec;
 import org.apache.hadoop.hive.shims.HadoopShims;
 import org.apache.hive.common.util.Ref;
 
@@ -29,6 +31,16 @@ final class Compat {
   /** A ValidReaderWriteIdList from its text (db.table:HWM:minOpen:open,...:aborted,...). */
   static ValidReaderWriteIdList writeIdList(String text) {
     return ValidReaderWriteIdList.fromValue(text);
+  }
+
+  /** BucketCodec.V1.encode of writer ``bucket``, statement ``stmt`` (``maxStmt`` < 0: unset). */
+  static int encodeBucket(Configuration conf, int bucket, int stmt, int maxStmt) {
+    AcidOutputFormat.Options o = new AcidOutputFormat.Options(conf).bucket(bucket)
+        .statementId(stmt);
+    if (maxStmt >= 0) {
+      o.maxStmtId(maxStmt);
+    }
+    return BucketCodec.V1.encode(o);
   }
 
   /** AcidUtils.getAcidState of one directory, as {base, deltas, original_files, obsolete, aborted}. */
