@@ -71,8 +71,10 @@ MAX_TXN = 9223372036854775807
 
 _HERE = Path(__file__).resolve().parent
 JAVA_SOURCE = _HERE / "java" / "HiveAcidRef.java"
-#: Every helper class, compiled together: HiveAcidRef (ACID reader/writer), HiveHashRef (bucket hashes).
-JAVA_SOURCES = (JAVA_SOURCE, _HERE / "java" / "HiveHashRef.java")
+#: Every helper class, compiled together: HiveAcidRef (ACID reader/writer), HiveHashRef (bucket
+#: hashes), and the local file system every Hive test JVM uses (shared with tests/hive_jvm).
+JAVA_SOURCES = (JAVA_SOURCE, _HERE / "java" / "HiveHashRef.java",
+                _HERE.parent / "hive_jvm" / "java" / "common" / "hivejvm" / "NioLocalFileSystem.java")
 JAVA_CLASS = "hiveref.HiveAcidRef"
 #: Default cache for the compiled helper (git-ignored: /work/main/.build/).
 DEFAULT_BUILD_DIR = _HERE.parents[1] / ".build" / "hive_ref"
