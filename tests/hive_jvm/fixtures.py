@@ -24,7 +24,7 @@ from corpus_location import in_ci
 from .oracle import HiveOracle
 from .server import HiveJvm
 
-__all__ = ["hive31", "hive41", "hive3_oracle", "newer_hives", "acquire", "release"]
+__all__ = ["hive31", "hive41", "hive3_oracle", "newer_hives", "acquire", "release", "unavailable"]
 
 _lock = threading.Lock()
 _shared: dict[str, HiveOracle] = {}
@@ -55,7 +55,8 @@ def release(name: str) -> None:
             del _users[name]
 
 
-def _unavailable(name: str, error: BaseException) -> None:
+def unavailable(name: str, error: BaseException) -> None:
+    """Skip the test with the reason, or fail it under ``CI=true``."""
     reason = f"the Hive {name[4]}.{name[5]} JVM (tests/hive_jvm) could not start: {error}"
     if in_ci():
         pytest.fail(f"{reason}; CI=true, so a missing Hive fails the run", pytrace=False)
@@ -66,7 +67,7 @@ def _session(name: str):
     try:
         oracle = acquire(name)
     except Exception as e:
-        _unavailable(name, e)
+        unavailable(name, e)
     try:
         yield oracle
     finally:

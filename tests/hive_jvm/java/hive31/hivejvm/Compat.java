@@ -32,6 +32,30 @@ final class Compat {
     return new ValidReaderWriteIdList(text);
   }
 
+  /** The metastore's transaction tables (not JDO: DataNucleus does not create them). */
+  static void prepareTxnTables(Configuration conf) throws Exception {
+    org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(conf);
+  }
+
+  static void runSql(org.apache.hadoop.hive.ql.IDriver driver, String sql) {
+    org.apache.hadoop.hive.ql.processors.CommandProcessorResponse r = driver.run(sql);
+    if (r.getResponseCode() != 0) {
+      throw new IllegalStateException(sql + ": " + r.getErrorMessage(), r.getException());
+    }
+  }
+
+  /** One pass of the compactor's Worker (stop = true: it returns after one compaction). */
+  static Object runWorker(org.apache.hadoop.hive.conf.HiveConf conf) throws Exception {
+    org.apache.hadoop.hive.ql.txn.compactor.Worker w =
+        new org.apache.hadoop.hive.ql.txn.compactor.Worker();
+    w.setThreadId(1);
+    w.setConf(conf);
+    w.init(new java.util.concurrent.atomic.AtomicBoolean(true),
+        new java.util.concurrent.atomic.AtomicBoolean());
+    w.run();
+    return null;
+  }
+
   /** BucketCodec.V1.encode of writer ``bucket``, statement ``stmt`` (``maxStmt`` < 0: unset). */
   static int encodeBucket(Configuration conf, int bucket, int stmt, int maxStmt) {
     if (maxStmt >= 0) {

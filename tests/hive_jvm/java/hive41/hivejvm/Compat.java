@@ -33,6 +33,34 @@ final class Compat {
     return ValidReaderWriteIdList.fromValue(text);
   }
 
+  /** The metastore's transaction tables (not JDO: DataNucleus does not create them). */
+  static void prepareTxnTables(Configuration conf) throws Exception {
+    String script = conf.get("hivejvm.schema.script");
+    if (script == null) {
+      throw new UnsupportedOperationException("Hive 4.1 has no TxnDbUtil: pass Hive's Derby "
+          + "schema script as hivejvm.schema.script");
+    }
+    Schema.run(conf, script);
+  }
+
+  static void runSql(org.apache.hadoop.hive.ql.IDriver driver, String sql) throws Exception {
+    try {
+      driver.run(sql);
+    } catch (org.apache.hadoop.hive.ql.processors.CommandProcessorException e) {
+      throw new IllegalStateException(sql + ": " + e.getMessage(), e.getCause());
+    }
+  }
+
+  /** One pass of the compactor's Worker (stop = true: it returns after one compaction). */
+  static Object runWorker(org.apache.hadoop.hive.conf.HiveConf conf) throws Exception {
+    org.apache.hadoop.hive.ql.txn.compactor.Worker w =
+        new org.apache.hadoop.hive.ql.txn.compactor.Worker();
+    w.setConf(conf);
+    w.init(new java.util.concurrent.atomic.AtomicBoolean(true));
+    w.run();
+    return null;
+  }
+
   /** BucketCodec.V1.encode of writer ``bucket``, statement ``stmt`` (``maxStmt`` < 0: unset). */
   static int encodeBucket(Configuration conf, int bucket, int stmt, int maxStmt) {
     AcidOutputFormat.Options o = new AcidOutputFormat.Options(conf).bucket(bucket)
