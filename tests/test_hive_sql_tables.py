@@ -220,7 +220,38 @@ def test_hive_written_insert_only_table(hive_sql):
     assert sum(hive.values()) > 0
 
 
-@pytest.fixture(scope="module", params=[pytest.param("hive31", marks=pytest.mark.hive31)])
+def test_which_hash_buckets_hives_inserts(hive_sql):
+    """Into a table with bucketing_version 2 (what Hive 3+ stamps on new tables), INSERT puts
+    each row in the bucket of version 2's hash in both Hives; so does the insert branch of a
+    MERGE in Hive 4.1, but Hive 3.1.3's uses version 1's hash: its bucket files then hold rows of
+    other buckets (the readers do not mind; bucket pruning and bucketed joins would). The
+    library routes by the table's version (tests/write/test_bucketing_hive.py)."""
+    import pyarrow as pa
+    from spark_hive_acid.acid.bucketing import bucket_ids
+
+    sql: HiveSql = hive_sql
+    sql.run("DROP TABLE IF EXISTS b", "DROP TABLE IF EXISTS bs",
+            "CREATE TABLE b (id bigint, v string) CLUSTERED BY (id) INTO 4 BUCKETS STORED AS ORC "
+            "TBLPROPERTIES ('transactional'='true')",
+            "CREATE TABLE bs (id bigint, v string) STORED AS ORC",
+            "INSERT INTO b VALUES " + ", ".join(f"({i}, 'i')" for i in range(40)),
+            "INSERT OVERWRITE TABLE bs VALUES " + ", ".join(f"({i}, 'm')" for i in range(40, 80)),
+            "MERGE INTO b USING bs ON b.id = bs.id WHEN NOT MATCHED THEN INSERT VALUES (bs.id, bs.v)")
+    shown = sql.run("SHOW TBLPROPERTIES b('bucketing_version')")[0][0]  # 3.1: "2", 4.1: "key\t2"
+    assert [x for x in shown.split("\t") if x.strip()][-1] == "2"
+    rows = sql.query("SELECT ROW__ID, id, v FROM b", ("json", "int", "str"))
+    for kind in ("i", "m"):
+        ids = [i for _, i, v in rows if v == kind]
+        writers = [(rid[1] >> 16) & 0xFFF for rid, _, v in rows if v == kind]
+        v1, v2 = (bucket_ids([pa.array(ids, pa.int64())], ["bigint"], 4, ver).tolist()
+                  for ver in (1, 2))
+        assert len(ids) == 40 and v1 != v2
+        want = v1 if (kind == "m" and sql.version.startswith("3.")) else v2
+        assert writers == want, (kind, sql.version)
+
+
+@pytest.fixture(scope="module", params=[pytest.param("hive31", marks=pytest.mark.hive31),
+                                        pytest.param("hive41", marks=pytest.mark.hive41)])
 def hive_sql(request, tmp_path_factory):
     """Hive's SQL engine (a JVM of its own) for this module's tests."""
     from hive_jvm.fixtures import unavailable
