@@ -29,6 +29,7 @@ from spark_hive_acid.read.changes import read_changes
 from spark_hive_acid.read.scan import read_table
 from spark_hive_acid.stream.changefeed import batch_change_feed
 
+pytestmark = pytest.mark.hive_sql
 ROW = ("json", "int", "str", "int")
 
 
