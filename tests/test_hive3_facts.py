@@ -252,3 +252,12 @@ def test_hive41_defaults_split_update_and_direct_insert(hive31, hive41):  # noqa
     names = ["hive.split.update", "hive.acid.direct.insert.enabled", "hive.acid.truncate.usebase"]
     assert hive41.call("Facts.confDefaults", {"names": names}) == dict.fromkeys(names, "true")
     assert hive31.call("Facts.confDefaults", {"names": names}) == dict.fromkeys(names)
+
+
+def test_hive31_runs_on_java17_through_hive_s_own_kryo_fix(hive31, hive41):  # noqa: F811
+    """Hive 3.1's JVM: the system class loader is a URLClassLoader (java/boot/HiveLoader) and
+    Hive 3.1's ArrayList$SubList serializer got Java 9's field names, so its Kryo (plans, the
+    vectorized reader's MapWork) works; Hive 4.1 needed no patch."""
+    for hive, patched in ((hive31, 1), (hive41, 0)):
+        got = hive.call("Facts.loader")
+        assert got == {"system_class_loader": "hivejvm.boot.HiveLoader", "patched": patched}

@@ -24,6 +24,20 @@ public final class Facts {
   private Facts() {
   }
 
+  /**
+   * The JVM's system class loader and how many of Hive's classes it patched (java/boot), once
+   * Hive's Kryo is made: Hive 3.1 needs its Java 9 field names, Hive 4.1 has them.
+   */
+  public static Object loader(JsonNode spec) throws Exception {
+    org.apache.hadoop.hive.ql.exec.SerializationUtilities.releaseKryo(
+        org.apache.hadoop.hive.ql.exec.SerializationUtilities.borrowKryo());
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("system_class_loader", ClassLoader.getSystemClassLoader().getClass().getName());
+    // (java/boot is compiled apart: reach it by name)
+    out.put("patched", Class.forName("hivejvm.boot.HiveLoader").getField("patched").getInt(null));
+    return out;
+  }
+
   /** Spec: names [...]. The value of each in a fresh HiveConf (null: Hive has no such key). */
   public static Object confDefaults(JsonNode spec) {
     HiveConf conf = new HiveConf();

@@ -8,12 +8,12 @@
  *    jars). This loader is one: it loads Hive's jars and our helpers, which
  *    -Dhivejvm.classpath lists, itself (only this class is on -cp).
  * 2. Kryo, which Hive uses for every query plan, cannot be created: Hive 3.1.3's
- *    SerializationUtilities.ArrayListSubListSerializer looks up the field
- *    java.util.ArrayList$SubList.parentOffset, which Java 9 renamed to "offset". Hive fixed this
- *    itself later (HIVE-22097; Hive 4's serializer looks up "parentOffset" and then "offset").
- *    When this loader defines that one class and finds the Java 8 name in it (and not the new
- *    one), it renames the looked-up field to "offset" in the class's constant pool: the same
- *    effect as Hive's own fix, without copying any of Hive's code.
+ *    SerializationUtilities.ArrayListSubListSerializer looks up the fields "parent" and
+ *    "parentOffset" of java.util.ArrayList$SubList, which Java 9 turned into "root" (the list)
+ *    and "offset". Hive fixed this itself later (Hive 4's serializer tries the Java 8 names,
+ *    then "root" and "offset"). When this loader defines that one class and finds the Java 8
+ *    names in it (and not the new ones), it renames the two looked-up fields in the class's
+ *    constant pool: the same effect as Hive's own fix, without copying any of Hive's code.
  *
  * Nothing else is changed; Hive 4.1 (built for Java 17) runs here unpatched.
  */
@@ -38,8 +38,10 @@ public final class HiveLoader extends URLClassLoader {
 
   static final String SUBLIST_SERIALIZER =
       "org.apache.hadoop.hive.ql.exec.SerializationUtilities$ArrayListSubListSerializer";
-  private static final byte[] OLD = utf8Constant("parentOffset");
-  private static final byte[] NEW = utf8Constant("offset");
+  /** Java 8's field names -> Java 9's, each a whole CONSTANT_Utf8 entry. */
+  private static final byte[][][] RENAMES = {
+      {utf8Constant("parentOffset"), utf8Constant("offset")},
+      {utf8Constant("parent"), utf8Constant("root")}};
 
   /** The number of classes patched (0 or 1), for the server's ping. */
   public static volatile int patched;
@@ -85,8 +87,14 @@ public final class HiveLoader extends URLClassLoader {
     } catch (IOException e) {
       throw new ClassNotFoundException(name, e);
     }
-    if (indexOf(bytes, OLD) >= 0 && indexOf(bytes, NEW) < 0) {
-      bytes = replaceOnce(bytes, OLD, NEW);
+    if (indexOf(bytes, RENAMES[0][0]) >= 0 && indexOf(bytes, RENAMES[0][1]) < 0) {
+      for (byte[][] r : RENAMES) {
+        if (indexOf(bytes, r[0]) < 0) {
+          throw new ClassNotFoundException(name + ": no constant " + new String(r[0], 3,
+              r[0].length - 3, StandardCharsets.US_ASCII) + " to rename");
+        }
+        bytes = replaceOnce(bytes, r[0], r[1]);
+      }
       patched++;
     }
     return defineClass(name, bytes, 0, bytes.length);
