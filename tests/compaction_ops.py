@@ -35,9 +35,10 @@ class ModelTable:
     """A path-mode table at ``path`` and the rows it must hold."""
 
     def __init__(self, path: str, rng: random.Random, *, partitioned: bool = False,
-                 buckets: int = 0):
+                 buckets: int = 0, bucketing_version: int = 2):
         self.path, self.rng = path, rng
         self.partitioned, self.buckets = partitioned, buckets
+        self.bucketing_version = bucketing_version
         self.fs = LocalFileSystem()
         self.model: dict[int, tuple[str, int]] = {}
         self.next_id = 0
@@ -63,7 +64,8 @@ class ModelTable:
                     partition_by=["p"] if self.partitioned else None,
                     bucket_by=["id"] if self.buckets else None,
                     num_buckets=self.buckets or None,
-                    partition_overwrite_mode="dynamic" if dynamic else "static")
+                    partition_overwrite_mode="dynamic" if dynamic else "static",
+                    options={"bucketingVersion": str(self.bucketing_version)})
 
     def append(self) -> None:
         rows = self._rows(self.rng.randrange(1, 15))
@@ -183,6 +185,23 @@ class ModelTable:
         snap = state.snapshot()
         min_open = snap.min_open_or_none
         return valid_txns(snap.high_watermark, snap.exceptions, min_open)
+
+    def hive3_rows(self, oracle, *, vectorized: bool = False, snapshot: Optional[str] = None,
+                   bucket_count: Optional[int] = None) -> Counter:
+        """What Hive 3.1 / 4.1's own reader (tests/hive_jvm) returns, as :meth:`ours` does, at
+        the log's snapshot (or ``snapshot``, the library's string) on each partition."""
+        from hive_jvm.oracle import snapshot_write_ids
+        from spark_hive_acid.acid.snapshot import parse_write_ids
+
+        snap = (parse_write_ids(snapshot) if snapshot
+                else load_state(self.fs, self.path).snapshot())
+        wl = snapshot_write_ids(snap)
+        out = Counter()
+        for d, p in self.partition_dirs():
+            for rid, vals in oracle.read(d, COLUMNS, write_ids=wl, vectorized=vectorized,
+                                         bucket_count=bucket_count or self.buckets or 1):
+                out[(tuple(rid), tuple(vals), p)] += 1
+        return out
 
     def hive_rows(self, hive_ref, bucket_count: Optional[int] = None) -> Counter:
         out = Counter()

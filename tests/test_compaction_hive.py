@@ -1,11 +1,15 @@
-"""Compaction against a model and Hive 2.3's own reader (tests/hive_ref).
+"""Compaction against a model and Hive's own readers: Hive 2.3 (tests/hive_ref), 3.1 and 4.1
+(tests/hive_jvm).
 
 Random histories of appends, overwrites, deletes, updates and merges (Spark-free writers, the one commit
 path), with minor and major compactions and vacuums at random points. After every step our read
 equals the model; every compaction keeps each row's ROW__ID and values exactly (our read with
 ROW__IDs before == after); after every compaction and vacuum Hive 2.3's reader, run on each
-partition directory with the log's snapshot, returns exactly our rows and ROW__IDs.
-Unpartitioned, partitioned + bucketed, and a table that starts with Hive-written original files.
+partition directory with the log's snapshot, returns exactly our rows and ROW__IDs; after every
+step Hive 3.1's and 4.1's readers, row by row and vectorized, do too, and every earlier snapshot
+reads the same in Hive 3.1 / 4.1 as in ours (or both refuse it: not enough history).
+Unpartitioned, partitioned + bucketed (bucketing version 2, and 1), and a table that starts with
+Hive-written original files.
 """
 from __future__ import annotations
 
@@ -20,8 +24,10 @@ from spark_hive_acid.exceptions import NotEnoughHistoryError
 from spark_hive_acid.acid.layout import TableLayout, save_layout
 from spark_hive_acid.io.filesystem import LocalFileSystem
 from hive_ref.fixtures import hive_ref  # noqa: F401
+from hive_jvm.fixtures import newer_hives  # noqa: F401
+from hive_jvm.server import HiveCallError
 
-pytestmark = pytest.mark.hive
+pytestmark = [pytest.mark.hive, pytest.mark.hive31, pytest.mark.hive41]
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +57,11 @@ def _snapshot(table: ModelTable) -> str:
     return load_state(table.fs, table.path).snapshot().to_string()
 
 
-def _check_old_snapshots(table: ModelTable, snapshots: list, where: str, kind: str) -> list:
+def _check_old_snapshots(table: ModelTable, snapshots: list, where: str, kind: str,
+                         newer=()) -> list:
     """Every earlier snapshot reads as it did, or, after a major compaction, may be refused with
-    ACID_NOT_ENOUGH_HISTORY (the compacted base erased the history it needs: Hive's rule).
+    ACID_NOT_ENOUGH_HISTORY (the compacted base erased the history it needs: Hive's rule). Hive
+    3.1 and 4.1 (``newer``) read each one as ours does, or refuse it too.
     Returns the snapshots that still read."""
     still = []
     for snap, rows in snapshots:
@@ -61,13 +69,50 @@ def _check_old_snapshots(table: ModelTable, snapshots: list, where: str, kind: s
             got = table.ours(validWriteIds=snap)
         except NotEnoughHistoryError:
             assert kind == "major", f"{where}: snapshot {snap} refused after a {kind} compaction"
+            for hive in newer:
+                with pytest.raises(HiveCallError, match="Not enough history"):
+                    table.hive3_rows(hive, snapshot=snap)
             continue
         assert got == rows, f"{where}: snapshot {snap} reads otherwise after the {kind} compaction"
+        for hive in newer:
+            if hive.version.startswith("3.") and hive31_refuses(table, snap):
+                with pytest.raises(HiveCallError, match="Not enough history"):
+                    table.hive3_rows(hive, snapshot=snap)
+                continue
+            assert table.hive3_rows(hive, snapshot=snap) == rows, \
+                f"{where}: {hive} reads snapshot {snap} otherwise"
         still.append((snap, rows))
     return still
 
 
-def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:  # noqa: F811
+def hive31_refuses(table: ModelTable, snap: str) -> bool:
+    """Hive 3.1.3's getAcidState refuses a snapshot (ACID_NOT_ENOUGH_HISTORY) when a partition
+    has bases and none is usable, *whatever made them*; Hive 4 (and the library) only when the
+    oldest is a compactor's base, since an insert-overwrite base erased no history (its deltas
+    stay until cleaned). Usable: an insert-overwrite base_W whose W is valid; a compacted one
+    (``_metadata_acid``) whose W is below minOpenWriteId and <= HWM."""
+    from spark_hive_acid.acid.snapshot import parse_write_ids
+
+    wl = parse_write_ids(snap)
+    for d, _ in table.partition_dirs():
+        bases = [n for n in os.listdir(d) if n.startswith("base_")]
+        usable = [n for n in bases
+                  if (wl.is_valid_base(int(n[5:])) if os.path.exists(f"{d}/{n}/_metadata_acid")
+                      else wl.is_valid(int(n[5:])))]
+        if bases and not usable:
+            return True
+    return False
+
+
+def _check_newer_hives(table: ModelTable, newer, got, where: str) -> None:
+    for hive in newer:
+        for vectorized in (False, True):
+            assert table.hive3_rows(hive, vectorized=vectorized) == got, \
+                f"{where}: {hive} ({'vectorized' if vectorized else 'row by row'}) reads otherwise"
+
+
+def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True,  # noqa: F811
+         newer=()) -> None:
     rng = table.rng
     table.append()
     snapshots = [(_snapshot(table), table.ours())]
@@ -85,21 +130,23 @@ def _run(table: ModelTable, hive_ref, steps: int, hive_ok=lambda: True) -> None:
         got = table.ours()
         where = f"step {step} ({op}); history: {table.log}"
         assert table.values(got) == table.expected(), where
+        _check_newer_hives(table, newer, got, where)
         if op in ("minor", "major", "vacuum"):
             assert got == before, f"{where}: compaction changed rows or ROW__IDs"
             if hive_ok():
                 assert table.hive_rows(hive_ref) == got, f"{where}: Hive 2.3 reads otherwise"
         if op in ("minor", "major"):
-            snapshots = _check_old_snapshots(table, snapshots, where, op)
+            snapshots = _check_old_snapshots(table, snapshots, where, op, newer)
         if op == "vacuum":  # older snapshots are past the retention now (0 hours here)
             snapshots = []
         snapshots.append((_snapshot(table), got))
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed, segmented):  # noqa: F811
+def test_unpartitioned_history_matches_model_and_hive(hive_ref, newer_hives, tmp_path, seed,  # noqa: F811
+                                                       segmented):
     t = ModelTable(str(tmp_path / "t"), random.Random(seed))
-    _run(t, hive_ref, 16)
+    _run(t, hive_ref, 16, newer=newer_hives)
     # whatever the random choices were, end with a major compaction of several files
     t.append()
     t.append()
@@ -108,14 +155,16 @@ def test_unpartitioned_history_matches_model_and_hive(hive_ref, tmp_path, seed, 
     t.compact("major")
     assert t.ours() == before
     assert t.hive_rows(hive_ref) == before
+    _check_newer_hives(t, newer_hives, before, "final major compaction")
     assert segmented, "no output file was written in segments"
 
 
-@pytest.mark.parametrize("seed", [3])
-def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path, seed,  # noqa: F811
-                                                             segmented):
-    t = ModelTable(str(tmp_path / "t"), random.Random(seed), partitioned=True, buckets=2)
-    _run(t, hive_ref, 16)
+@pytest.mark.parametrize("seed, version", [(3, 2), (4, 1)])
+def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, newer_hives, tmp_path,  # noqa: F811
+                                                             seed, version, segmented):
+    t = ModelTable(str(tmp_path / "t"), random.Random(seed), partitioned=True, buckets=2,
+                   bucketing_version=version)
+    _run(t, hive_ref, 16, newer=newer_hives)
     # whatever the random choices were, end with both kinds everywhere
     t.append()
     t.delete()
@@ -124,11 +173,12 @@ def test_partitioned_bucketed_history_matches_model_and_hive(hive_ref, tmp_path,
     t.compact("major")
     assert t.ours() == before
     assert t.hive_rows(hive_ref) == before
+    _check_newer_hives(t, newer_hives, before, "final minor + major compaction")
     assert segmented, "no output file was written in segments"
 
 
-def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, tmp_path,  # noqa: F811
-                                                                     segmented):
+def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, newer_hives,  # noqa: F811
+                                                                     tmp_path, segmented):
     """A table Hive wrote before it became transactional: two original files of bucket 0
     (``000000_0``, ``000000_0_copy_1``) and one of bucket 1. A major compaction turns their rows
     into ACID rows keeping the synthetic ROW__IDs our reader (Hive 3's rules) gave them, so
@@ -149,8 +199,12 @@ def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, 
     before = table.ours()
     synthetic = {k for k in before if k[0][0] == 0}
     assert {k[0][1] for k in synthetic} <= {536870912, 536936448}  # V1 (bucket 0/1, stmt 0)
+    # Hive 3.1 / 4.1 give the original files' rows the same synthetic ROW__IDs, and apply the
+    # deletes written against them
+    _check_newer_hives(table, newer_hives, before, "original files + DML")
     minor = table.compact("minor")
     assert table.ours() == before
+    _check_newer_hives(table, newer_hives, before, "after the minor compaction")
     assert os.path.exists(f"{path}/000000_0"), "minor compaction leaves original files alone"
     assert minor["partitionsCompacted"] == 1
     table.compact("major")
@@ -159,6 +213,7 @@ def test_original_files_become_acid_rows_with_their_synthetic_row_ids(hive_ref, 
     assert sorted(os.listdir(f"{path}/base_{table_hwm(table):07d}")) == [
         "_metadata_acid", "_orc_acid_version", "bucket_00000", "bucket_00001"]
     assert table.hive_rows(hive_ref, bucket_count=2) == after
+    _check_newer_hives(table, newer_hives, after, "after the major compaction")
     assert len(segmented) == 2, "the minor and major compactions did not write segments"
     table.vacuum()
     assert not os.path.exists(f"{path}/000000_0")

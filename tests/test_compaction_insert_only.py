@@ -1,7 +1,9 @@
 """Compaction of insert-only (MM) tables, ORC and Parquet: a random history of appends and
 overwrites (partitioned, and bucketed) with minor and major compactions and vacuums; after every
-step our read equals the model, and Hive 2.3 (its getAcidState picks each partition's
-directories, its plain ORC / Parquet reader reads them) reads the same rows."""
+step our read equals the model, and so does Hive 3.1 and 4.1's own insert-only read
+(tests/hive_jvm, ``HiveInputFormat.processPathsForMmRead`` + the table's input format); after
+every compaction and vacuum Hive 2.3 (its getAcidState picks each partition's directories, its
+plain ORC / Parquet reader reads them) reads the same rows too."""
 from __future__ import annotations
 
 import os
@@ -13,6 +15,8 @@ import pytest
 
 from hive_ref import valid_txns
 from hive_ref.fixtures import hive_ref  # noqa: F401
+from hive_jvm.fixtures import newer_hives  # noqa: F401
+from hive_jvm.oracle import snapshot_write_ids
 from spark_hive_acid import write_table
 from spark_hive_acid.acid.logstate import load_state
 from spark_hive_acid.catalog.path import PathTable
@@ -21,7 +25,7 @@ from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.io.filesystem import LocalFileSystem
 from spark_hive_acid.direct import read_table
 
-pytestmark = pytest.mark.hive
+pytestmark = [pytest.mark.hive, pytest.mark.hive31, pytest.mark.hive41]
 COLUMNS = [("id", "bigint"), ("v", "string")]
 
 
@@ -40,8 +44,19 @@ def _hive(hive_ref, root: str, fmt: str) -> Counter:  # noqa: F811
     return got
 
 
+def _newer(hive, root: str, fmt: str) -> Counter:
+    wl = snapshot_write_ids(load_state(LocalFileSystem(), root).snapshot())
+    got: Counter = Counter()
+    for part in sorted(os.listdir(root)):
+        if part.startswith("p="):
+            _, rows = hive.read_mm(os.path.join(root, part), COLUMNS, write_ids=wl, fmt=fmt)
+            got.update((i, v, int(part[2:])) for i, v in rows)
+    return got
+
+
 @pytest.mark.parametrize("fmt,buckets,seed", [("orc", 0, 31), ("parquet", 2, 32)])
-def test_insert_only_history_with_compactions(hive_ref, tmp_path, fmt, buckets, seed):  # noqa: F811
+def test_insert_only_history_with_compactions(hive_ref, newer_hives, tmp_path, fmt, buckets,  # noqa: F811
+                                              seed):
     rng = random.Random(seed)
     path = str(tmp_path / "t")
     opts = {"fileFormat": fmt, "tableProperties": "transactional_properties=insert_only"}
@@ -78,6 +93,8 @@ def test_insert_only_history_with_compactions(hive_ref, tmp_path, fmt, buckets, 
         got = Counter(zip(t.column("id").to_pylist(), t.column("v").to_pylist(),
                           t.column("p").to_pylist()))
         assert got == model, f"step {step} ({op}): {log}"
+        for hive in newer_hives:
+            assert _newer(hive, path, fmt) == model, f"step {step} ({op}): {hive}; {log}"
         if op in ("minor", "major", "vacuum"):
             assert _hive(hive_ref, path, fmt) == model, f"step {step} ({op}): Hive; {log}"
     assert any(x.startswith("major -> ['p=") for x in log) and any(x.startswith("minor -> ['p=") for x in log)

@@ -71,8 +71,10 @@ MAX_TXN = 9223372036854775807
 
 _HERE = Path(__file__).resolve().parent
 JAVA_SOURCE = _HERE / "java" / "HiveAcidRef.java"
-#: Every helper class, compiled together: HiveAcidRef (ACID reader/writer), HiveHashRef (bucket hashes).
-JAVA_SOURCES = (JAVA_SOURCE, _HERE / "java" / "HiveHashRef.java")
+#: Every helper class, compiled together: HiveAcidRef (ACID reader/writer), HiveHashRef (bucket
+#: hashes), and the local file system every Hive test JVM uses (shared with tests/hive_jvm).
+JAVA_SOURCES = (JAVA_SOURCE, _HERE / "java" / "HiveHashRef.java",
+                _HERE.parent / "hive_jvm" / "java" / "common" / "hivejvm" / "NioLocalFileSystem.java")
 JAVA_CLASS = "hiveref.HiveAcidRef"
 #: Default cache for the compiled helper (git-ignored: /work/main/.build/).
 DEFAULT_BUILD_DIR = _HERE.parents[1] / ".build" / "hive_ref"
@@ -328,9 +330,11 @@ def build_helper(build_dir: Optional[os.PathLike] = None) -> Path:
     return compile_java(JAVA_SOURCES, root, Path("hiveref") / "HiveHashRef.class")
 
 
-def compile_java(sources: Sequence[Path], root: Path, marker: Path) -> Path:
-    """Compile ``sources`` against the pyspark jars, once per source hash; returns the classes
-    directory ``root/<sha>/classes`` (``marker``, relative to it, shows a finished build).
+def compile_java(sources: Sequence[Path], root: Path, marker: Path,
+                 classpath: Optional[Sequence[Path]] = None) -> Path:
+    """Compile ``sources`` against the pyspark jars (or the jars of ``classpath``), once per
+    source hash; returns the classes directory ``root/<sha>/classes`` (``marker``, relative to it,
+    shows a finished build).
 
     A new directory is created whenever a source (or the pyspark version) changes. Compilation
     goes to a temporary directory that is renamed into place, so concurrent test sessions do not
@@ -339,7 +343,9 @@ def compile_java(sources: Sequence[Path], root: Path, marker: Path) -> Path:
     import pyspark
 
     source = b"\0".join(Path(src).read_bytes() for src in sources)
-    digest = hashlib.sha256(source + b"\0" + pyspark.__version__.encode()).hexdigest()[:16]
+    cp = str(pyspark_jars_dir() / "*") if classpath is None else os.pathsep.join(map(str, classpath))
+    against = pyspark.__version__ if classpath is None else cp
+    digest = hashlib.sha256(source + b"\0" + against.encode()).hexdigest()[:16]
     classes = root / digest / "classes"
     marker = classes / marker
     if marker.exists():
@@ -349,7 +355,7 @@ def compile_java(sources: Sequence[Path], root: Path, marker: Path) -> Path:
     try:
         cmd = [
             _find_tool("javac"), "-nowarn", "-encoding", "UTF-8", "-g",
-            "-cp", str(pyspark_jars_dir() / "*"), "-d", str(tmp), *map(str, sources),
+            "-cp", cp, "-d", str(tmp), *map(str, sources),
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -808,16 +814,16 @@ class HiveReference:
 
     def bucket_hashes(self, columns: Sequence[Column], rows: Iterable[Sequence[Any]],
                       num_buckets: int = 1) -> dict:
-        """Hive's bucket hash of every row over ``columns`` (the CLUSTERED BY columns, in order).
+        """Hive 2.3's bucket hash (bucketing_version 1) of every row over ``columns`` (the
+        CLUSTERED BY columns, in order).
 
-        Returns ``{"v1": {...}, "v2": {...}}``, each with ``fields`` (one hash per column per
-        row), ``hash`` (the combined ``31*h + field`` per row) and ``bucket``
-        (``(hash & 0x7FFFFFFF) % num_buckets``). Version 1 is Hive 2.3's own
-        ``ObjectInspectorUtils.hashCode``/``getBucketHashCode``; version 2 is Hive 3's
-        ``hashCodeMurmur`` rebuilt from its source over Hive's writables and real ``Murmur3``
-        (see ``java/HiveHashRef.java``). Values as for :meth:`write`; a timestamp may also be
-        Hive's text with nanoseconds (``'2001-02-03 04:05:06.123456789'``), a date is a
-        proleptic-Gregorian day and a timestamp a UTC wall clock (Hive 3's semantics).
+        Returns ``{"v1": {...}}`` with ``fields`` (one hash per column per row), ``hash`` (the
+        combined ``31*h + field`` per row) and ``bucket`` (``(hash & 0x7FFFFFFF) % num_buckets``):
+        Hive 2.3's own ``ObjectInspectorUtils.hashCode``/``getBucketHashCode`` (see
+        ``java/HiveHashRef.java``; version 2 only exists from Hive 3: ``tests/hive_jvm``). Values
+        as for :meth:`write`; a timestamp may also be Hive's text with nanoseconds
+        (``'2001-02-03 04:05:06.123456789'``), a date is a proleptic-Gregorian day and a timestamp
+        a UTC wall clock (Hive 3's semantics).
         """
         schema = _Schema(columns)
         spec = {"columns": [list(c) for c in schema.columns],

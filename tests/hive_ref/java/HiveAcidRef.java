@@ -18,15 +18,9 @@ import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import java.io.IOException;
 import java.io.StringWriter;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Date;
 import java.sql.Timestamp;
 import java.util.ArrayList;
@@ -36,14 +30,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.fs.RawLocalFileSystem;
-import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hive.common.ValidReadTxnList;
 import org.apache.hadoop.hive.common.ValidTxnList;
 import org.apache.hadoop.hive.common.type.HiveChar;
@@ -478,7 +468,7 @@ public final class HiveAcidRef {
           c.set("fs.defaultFS", "file:///");
           // Hadoop's local FS forks `ls`/`chmod` for every permission lookup when the native
           // library is missing (~20 ms per file listed); use the NIO variant below instead.
-          c.set("fs.file.impl", NioLocalFileSystem.class.getName());
+          c.set("fs.file.impl", hivejvm.NioLocalFileSystem.class.getName());
           // ORC 2.x defaults to ZSTD; Hive 2.3 (ORC 1.3) wrote ZLIB.
           c.set("orc.compress", "ZLIB");
           c.set("hive.exec.orc.default.compress", "ZLIB");
@@ -506,68 +496,6 @@ public final class HiveAcidRef {
   private static String jarOf(Class<?> c) {
     java.security.CodeSource src = c.getProtectionDomain().getCodeSource();
     return src == null ? "?" : src.getLocation().toString();
-  }
-
-  /**
-   * Hadoop's checksummed local file system (so .crc side files still appear, as with Hive on a
-   * local FS), with permissions read and set through java.nio instead of forked shell commands.
-   */
-  public static final class NioLocalFileSystem extends LocalFileSystem {
-    public NioLocalFileSystem() {
-      super(new NioRawLocalFileSystem());
-    }
-  }
-
-  /** RawLocalFileSystem whose statuses carry permission/owner/group read with java.nio. */
-  public static final class NioRawLocalFileSystem extends RawLocalFileSystem {
-    @Override
-    public FileStatus getFileStatus(Path f) throws IOException {
-      return withPermissions(super.getFileStatus(f));
-    }
-
-    @Override
-    public FileStatus getFileLinkStatus(Path f) throws IOException {
-      return getFileStatus(f);
-    }
-
-    @Override
-    public FileStatus[] listStatus(Path f) throws IOException {
-      FileStatus[] all = super.listStatus(f);
-      if (all == null) {
-        return null;
-      }
-      for (int i = 0; i < all.length; i++) {
-        all[i] = withPermissions(all[i]);
-      }
-      return all;
-    }
-
-    @Override
-    public void setPermission(Path p, FsPermission permission) throws IOException {
-      String sym = permission.toString();
-      if (sym.length() > 9) {
-        sym = sym.substring(sym.length() - 9);
-      }
-      Files.setPosixFilePermissions(pathToFile(p).toPath(),
-          PosixFilePermissions.fromString(sym.replace('t', 'x').replace('T', '-')));
-    }
-
-    private FileStatus withPermissions(FileStatus s) throws IOException {
-      java.nio.file.Path p = pathToFile(s.getPath()).toPath();
-      PosixFileAttributes a =
-          Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-      Set<PosixFilePermission> perms = a.permissions();
-      int mode = 0;
-      for (PosixFilePermission bit : PosixFilePermission.values()) {
-        mode <<= 1;
-        if (perms.contains(bit)) {
-          mode |= 1;
-        }
-      }
-      return new FileStatus(s.getLen(), s.isDirectory(), s.getReplication(), s.getBlockSize(),
-          s.getModificationTime(), s.getAccessTime(), new FsPermission((short) mode),
-          a.owner().getName(), a.group().getName(), s.getPath());
-    }
   }
 
   // ------------------------------------------------------------------------------------------
