@@ -161,7 +161,8 @@ class HmsTransaction(Transaction):
                     raise InvalidOptionError(f"Table {self.full_name} is not partitioned")
                 names = [make_partition_name(keys, partition_values(keys, p))
                          for p in self._partition_args]
-            self.lock_specs = lock_specs(self.operation, self.table, names, read_infos)
+            self.lock_specs = lock_specs(self.operation, self.table, names, read_infos,
+                                         hive4=self.client.server_kind == "hive4")
             self.txn_id = self.client.open_txn()
             self.state = "open"
             log.info("opened txn %d for %s on %s", self.txn_id, self.operation.value,
@@ -449,7 +450,8 @@ class HmsTransaction(Transaction):
         txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
         txn.location = txn.location or handle.location
         if table is not None:
-            txn.lock_specs = lock_specs(txn.operation, table)
+            txn.lock_specs = lock_specs(txn.operation, table,
+                                        hive4=client.server_kind == "hive4")
         txn.state = "open"
         txn._start_heartbeat()
         return txn
