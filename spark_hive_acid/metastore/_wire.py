@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 #: (field id, Thrift type name, value); None values are left out. Types: "string", "i32", "i64",
-#: "bool", "struct" (an object with ``write(oprot)``), "list<string>".
+#: "bool", "struct" (an object with ``write(oprot)``), "list<string>", "list<struct>".
 Field = tuple[int, str, Any]
 
 
@@ -24,15 +24,22 @@ class RawStruct:
         """Thrift calls this hook on some code paths; the fields are checked when built."""
 
     def write(self, oprot: Any) -> None:
+        oprot.writeStructBegin(self.name)
+        self.write_fields(oprot)
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def write_fields(self, oprot: Any) -> None:
+        """The fields alone (no struct begin, stop or end)."""
         from thrift.Thrift import TType  # type: ignore
 
-        oprot.writeStructBegin(self.name)
         for fid, kind, value in self.fields:
-            if kind == "list<string>":
+            if kind in ("list<string>", "list<struct>"):
                 oprot.writeFieldBegin(f"f{fid}", TType.LIST, fid)
-                oprot.writeListBegin(TType.STRING, len(value))
+                strings = kind == "list<string>"
+                oprot.writeListBegin(TType.STRING if strings else TType.STRUCT, len(value))
                 for item in value:
-                    oprot.writeString(item)
+                    oprot.writeString(item) if strings else item.write(oprot)
                 oprot.writeListEnd()
             else:
                 ttype = {"string": TType.STRING, "i32": TType.I32, "i64": TType.I64,
@@ -44,8 +51,46 @@ class RawStruct:
                     getattr(oprot, {"string": "writeString", "i32": "writeI32",
                                     "i64": "writeI64", "bool": "writeBool"}[kind])(value)
             oprot.writeFieldEnd()
-        oprot.writeFieldStop()
-        oprot.writeStructEnd()
+
+
+class WithFields:
+    """A generated struct (e.g. the bindings' ``Table``) written with extra fields of a newer IDL
+    (e.g. Hive 4's ``Table.writeId``, id 19) before its field stop."""
+
+    def __init__(self, struct: Any, extra: Sequence[Field]) -> None:
+        self.struct = struct
+        self.extra = RawStruct("", extra)
+
+    def validate(self) -> None:
+        """Nothing to check beyond the wrapped struct's own fields."""
+
+    def write(self, oprot: Any) -> None:
+        self.struct.write(_ExtraFieldsProtocol(oprot, self.extra))
+
+
+class _ExtraFieldsProtocol:
+    """Delegates to ``oprot``; the field stop of the outermost struct gets the extra fields first."""
+
+    def __init__(self, oprot: Any, extra: RawStruct) -> None:
+        self._oprot = oprot
+        self._extra = extra
+        self._depth = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._oprot, name)
+
+    def writeStructBegin(self, name: str) -> None:  # noqa: N802 - Thrift's protocol API
+        self._depth += 1
+        self._oprot.writeStructBegin(name)
+
+    def writeStructEnd(self) -> None:  # noqa: N802
+        self._depth -= 1
+        self._oprot.writeStructEnd()
+
+    def writeFieldStop(self) -> None:  # noqa: N802
+        if self._depth == 1:
+            self._extra.write_fields(self._oprot)
+        self._oprot.writeFieldStop()
 
 
 def void_call(method: str, args: RawStruct,

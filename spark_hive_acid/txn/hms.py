@@ -35,6 +35,7 @@ from ..metastore.client import MetastoreClient
 from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_type, lock_specs
 from ..metastore.model import PartitionInfo, TableInfo
 from ..metastore.partitions import make_partition_name, partition_values
+from ..metastore.stats import stats_stale_after
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
 from .commit_marker import write_markers
@@ -195,6 +196,8 @@ class HmsTransaction(Transaction):
             raise TransactionAbortedError(
                 f"Transaction {self.txn_id} on {self.full_name} was lost while running: {lost}"
             ) from lost
+        if self.operation.allocates_write_id:  # Hive 4 answers queries from stats: no stale ones
+            stats_stale_after(self)
         self._stop_heartbeat()
         try:
             self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]

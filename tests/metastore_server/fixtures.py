@@ -88,6 +88,15 @@ class RunningMetastore:
         the metastore picks the location (None)."""
         return None if self.major >= 4 else f"file:{path}"
 
+    def our_open_txns(self) -> list[int]:
+        """The open transactions this library opened (agent info ``spark-hive-acid ...`` /
+        ``hiveacid ...``): Hive's own compactor opens transactions of its own at any time on
+        the 3.1 / 4.1 servers, so "nothing left open" means nothing of ours."""
+        with self.client() as c:
+            info = c.get_open_txns_info()
+        return [t.txn_id for t in info.txns if t.is_open and (t.agent_info or "").startswith(
+            ("spark-hive-acid", "hiveacid"))]
+
     def client(self, **kwargs: Any) -> Any:
         """A new, not yet connected :class:`spark_hive_acid.metastore.MetastoreClient`."""
         from spark_hive_acid.metastore import MetastoreClient
@@ -145,9 +154,10 @@ def release(version: str = "hive23") -> None:
             _users.pop(version, None)
 
 
-def _params() -> list[Any]:
+def _params(versions: Optional[tuple[str, ...]] = None) -> list[Any]:
     marks = {"hive31": [pytest.mark.hive31], "hive41": [pytest.mark.hive41]}
-    return [pytest.param(v, marks=marks.get(v, []), id=v) for v in selected_versions()]
+    return [pytest.param(v, marks=marks.get(v, []), id=v) for v in selected_versions()
+            if versions is None or v in versions]
 
 
 def start_or_skip(tmp_path_factory: pytest.TempPathFactory, version: str) -> RunningMetastore:
@@ -167,6 +177,20 @@ def start_or_skip(tmp_path_factory: pytest.TempPathFactory, version: str) -> Run
 def metastore(request: pytest.FixtureRequest,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningMetastore]:
     """A running Hive Metastore (Derby in a temp dir) of each selected version."""
+    version = request.param
+    running = start_or_skip(tmp_path_factory, version)
+    try:
+        yield running
+    finally:
+        release(version)
+
+
+@pytest.fixture(scope="session", params=_params(("hive31", "hive41")))
+def hive_compactor_metastore(request: pytest.FixtureRequest,
+                             tmp_path_factory: pytest.TempPathFactory
+                             ) -> Iterator[RunningMetastore]:
+    """The Hive 3.1 / 4.1 metastores only: the ones running Hive's own compactor threads, whose
+    Hive engine (metastore_server.hive_sql) the tests can also ask."""
     version = request.param
     running = start_or_skip(tmp_path_factory, version)
     try:

@@ -1,5 +1,6 @@
 """The pieces a Hive 3.1 / 4.1 test metastore needs besides its jars: Hive's Derby schema script
-and our launcher (``java/MetastoreLauncher.java``) compiled against the version's jars.
+and our Java helpers (``java/MetastoreLauncher.java``, ``java/HiveSql.java``) compiled against
+the version's jars.
 
 The schema scripts come from Maven Central's ``hive-standalone-metastore-server-4.0.1-bin.tar.gz``
 (Hive's metastore distribution; its ``scripts/metastore/upgrade/derby`` holds every version's
@@ -36,6 +37,12 @@ SCHEMAS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
+def hive_jars(version: str) -> list[Path]:
+    """The jars of ``version`` (tests/hive_jvm), minus ``slf4j-reload4j``: Hive 4.1's classpath
+    has two SLF4J bindings, and log4j2's must win (our log4j2 configuration)."""
+    return [j for j in hive_jvm.classpath(version) if not j.name.startswith("slf4j-reload4j")]
+
+
 def schema_script(version: str) -> Path:
     """Hive's Derby schema script for ``version``, extracted once under ``.build``."""
     name = SCHEMAS[version][0]
@@ -63,22 +70,28 @@ def dropped_columns(version: str) -> tuple[str, ...]:
 
 def launcher_classes(version: str, classpath: Sequence[Path]) -> Path:
     """``MetastoreLauncher`` compiled against ``classpath`` (once per source hash)."""
-    digest = hashlib.sha256(LAUNCHER.read_bytes() + version.encode()).hexdigest()[:16]
-    classes = BUILD_DIR / "launcher" / f"{version}-{digest}"
-    if (classes / "MetastoreLauncher.class").exists():
+    return java_classes(LAUNCHER, version, classpath)
+
+
+def java_classes(source: Path, version: str, classpath: Sequence[Path]) -> Path:
+    """The Java helper ``source`` (one class, no package) compiled against the jars of
+    ``version`` (once per source hash); returns its classes directory."""
+    digest = hashlib.sha256(source.read_bytes() + version.encode()).hexdigest()[:16]
+    classes = BUILD_DIR / source.stem / f"{version}-{digest}"
+    if (classes / f"{source.stem}.class").exists():
         return classes
     classes.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".launcher-", dir=classes.parent))
     try:
         cmd = [_javac(), "-nowarn", "-encoding", "UTF-8", "-d", str(tmp),
-               "-cp", os.pathsep.join(map(str, classpath)), str(LAUNCHER)]
+               "-cp", os.pathsep.join(map(str, classpath)), str(source)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise hive_jvm.HiveJvmError(f"javac failed:\n{done.stdout}\n{done.stderr}")
         try:
             os.rename(tmp, classes)
         except OSError:
-            if not (classes / "MetastoreLauncher.class").exists():
+            if not (classes / f"{source.stem}.class").exists():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

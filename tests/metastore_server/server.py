@@ -142,13 +142,9 @@ class MetastoreServer:
             classpath = [*map(str, self.extra_classpath), str(self.conf_dir),
                          str(pyspark_jars_dir() / "*")]
             return [*jvm, "-cp", os.pathsep.join(classpath), MAIN_CLASS, "-p", str(self.port)]
-        import hive_jvm
-
         from . import schema
 
-        # Hive 4.1's classpath has two SLF4J bindings; keep log4j2's (our log4j2-test.properties)
-        jars = [j for j in hive_jvm.classpath(self.version)
-                if not j.name.startswith("slf4j-reload4j")]
+        jars = schema.hive_jars(self.version)
         classes = schema.launcher_classes(self.version, jars)
         classpath = [*map(str, self.extra_classpath), str(self.conf_dir), str(classes),
                      *map(str, jars)]
