@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -88,14 +89,18 @@ class RunningMetastore:
         the metastore picks the location (None)."""
         return None if self.major >= 4 else f"file:{path}"
 
-    def our_open_txns(self) -> list[int]:
-        """The open transactions this library opened (agent info ``spark-hive-acid ...`` /
-        ``hiveacid ...``): Hive's own compactor opens transactions of its own at any time on
-        the 3.1 / 4.1 servers, so "nothing left open" means nothing of ours."""
+    def our_open_txns(self, timeout: float = 120.0) -> list[int]:
+        """The open transactions, once Hive's own compactor has none open: Hive 4's Worker runs
+        each compaction in a transaction of its own (3.1's MapReduce compactor runs outside any),
+        and neither version reports the agent info that would tell them apart. So this waits
+        until no compaction is "working" (at most ``timeout`` s); "nothing left open" then means
+        nothing of ours."""
+        deadline = time.monotonic() + timeout
         with self.client() as c:
-            info = c.get_open_txns_info()
-        return [t.txn_id for t in info.txns if t.is_open and (t.agent_info or "").startswith(
-            ("spark-hive-acid", "hiveacid"))]
+            while self.version == "hive41" and time.monotonic() < deadline and any(
+                    x.state == "working" for x in c.compactions()):
+                time.sleep(0.5)
+            return c.get_open_txns_info().open_ids
 
     def client(self, **kwargs: Any) -> Any:
         """A new, not yet connected :class:`spark_hive_acid.metastore.MetastoreClient`."""
