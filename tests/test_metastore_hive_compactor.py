@@ -175,3 +175,32 @@ def test_hive_cleaner_waits_for_a_read_holding_read_lock(hive_compactor_metastor
     assert _ids(ms, table) == expected
     if reader.lease is not None:
         assert reader.lease.txn_id not in ms.our_open_txns()  # released
+
+
+def test_hive_reads_what_our_compaction_wrote(hive_compactor_metastore, tmp_path):  # noqa: F811
+    """Our compaction's output (base_H / delta_a_b, no _vT visibility suffix, the
+    _metadata_acid marker) read by Hive's own engine, then compacted again by Hive's Worker."""
+    from metastore_server.hive_sql import rows, run_sql
+    from spark_hive_acid.catalog import table_ref
+    from spark_hive_acid.compaction.runner import compact
+
+    ms = hive_compactor_metastore
+    table, loc = _table(ms, tmp_path)
+    for k in range(3):
+        append(ms.uri, table, list(range(k * 4, k * 4 + 4)))
+    delete_ids(ms.uri, table, [2, 9])
+    ref = table_ref({"table": table, "metastoreuri": ms.uri})
+    compact(ref, "minor")
+    append(ms.uri, table, [20, 21])
+    compact(ref, "major")
+    expected = sorted(set(range(12)) - {2, 9} | {20, 21})
+    assert _ids(ms, table) == expected
+    assert [n for n in _dirs(loc) if n.startswith("base_")]  # ours: base_H, no _vT
+    # a plain SELECT is a fetch task (no MapReduce job): Hive 3.1 runs it on Java 17 too
+    got = run_sql(ms.version, ms.uri, tmp_path / "hive", [f"select id from {table}"])
+    assert sorted(int(r) for r in rows(got[0])) == expected
+    with ms.client() as c:
+        req = c.request_compaction(*table.split("."), kind="major")
+    append(ms.uri, table, [30])  # Hive's Worker compacts over our base
+    assert _wait(ms, table, req.id, {"succeeded"}) == "succeeded"
+    assert _ids(ms, table) == expected + [30]

@@ -119,11 +119,27 @@ _users: dict[str, int] = {}
 _failed: dict[str, str] = {}
 
 
+def new_server(base_dir: Path, version: str, warehouse_root: Optional[Path] = None,
+               extra_settings: Optional[dict[str, str]] = None,
+               **kwargs: Any) -> MetastoreServer:
+    """A (not started) server of ``version``. ``warehouse_root``: Hive 4 refuses managed tables
+    outside its warehouse, so its warehouse is the folder that holds every test's temp dir."""
+    settings = dict(extra_settings or {})
+    if warehouse_root is not None and version == "hive41":
+        settings.setdefault("hive.metastore.warehouse.dir", warehouse_root.as_uri())
+    return MetastoreServer(base_dir, version=version, extra_settings=settings, **kwargs)
+
+
+def version_params(versions: Optional[tuple[str, ...]] = None) -> list[Any]:
+    """pytest params of the selected versions (each with its marker), for fixtures of tests that
+    start metastores of their own."""
+    return _params(versions)
+
+
 def acquire(base_dir: Path, version: str = "hive23",
             warehouse_root: Optional[Path] = None) -> RunningMetastore:
     """Start the shared server of ``version`` on first use (in ``base_dir``); later calls reuse
-    it. ``warehouse_root``: Hive 4 refuses managed tables outside its warehouse, so its
-    warehouse is the folder that holds every test's temp dir."""
+    it (``warehouse_root``: see :func:`new_server`)."""
     with _guard:
         if version in _failed:
             raise RuntimeError(_failed[version])
@@ -132,11 +148,7 @@ def acquire(base_dir: Path, version: str = "hive23",
             if version == "hive23":
                 shim = insert_only_shim()
                 extra = [shim] if shim else []
-            settings = {}
-            if warehouse_root is not None and version == "hive41":
-                settings["hive.metastore.warehouse.dir"] = warehouse_root.as_uri()
-            server = MetastoreServer(base_dir, extra_classpath=extra, version=version,
-                                     extra_settings=settings)
+            server = new_server(base_dir, version, warehouse_root, extra_classpath=extra)
             try:
                 server.start()  # raises RuntimeError with the log tail if it cannot start
             except Exception as e:
