@@ -33,9 +33,11 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
 
-# Hive 3.1.3 and 4.1.0 from Maven Central into .build/m2 (the tests do this on first use too)
+# Hive 3.1.3 and 4.1.0 from Maven Central into .build/m2 (the tests do this on first use too),
+# and Hive's Derby schema scripts for their test metastores (tests/metastore_server)
 jvm-deps: $(STAMP)
 	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in hive_jvm.VERSIONS]"
+	$(PY) -c "import sys; sys.path.insert(0, 'tests'); from metastore_server import schema; [schema.schema_script(v) for v in schema.SCHEMAS]"
 
 bench: $(STAMP)
 	$(PY) -m bench.run

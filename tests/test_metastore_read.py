@@ -35,6 +35,11 @@ def _txn(metastore, table, commit=True, abort=False):
     return t, w
 
 
+def _put(directory, events):
+    """One ACID file ``bucket_00000`` in ``directory``."""
+    write_acid_file(directory / "bucket_00000", ROW, events)
+
+
 def _end(metastore, txn):
     """Abort ``txn`` if a failed test left it open (an open txn holds back every compaction)."""
     with metastore.client() as c:
@@ -45,14 +50,14 @@ def _end(metastore, txn):
 def test_open_and_aborted_transactions_are_invisible(metastore, tmp_path):
     table, loc = _table(metastore, tmp_path)
     _, w1 = _txn(metastore, table)
-    write_acid_file(loc / delta_name(w1, w1, 0) / "bucket_00000", ROW, inserts(w1, bp(0), [(1, "a"), (2, "b")]))
+    _put(loc / delta_name(w1, w1, 0), inserts(w1, bp(0), [(1, "a"), (2, "b")]))
     t2, w2 = _txn(metastore, table, commit=False)  # still open
     try:
-        write_acid_file(loc / delta_name(w2, w2, 0) / "bucket_00000", ROW, inserts(w2, bp(0), [(3, "c")]))
+        _put(loc / delta_name(w2, w2, 0), inserts(w2, bp(0), [(3, "c")]))
         _, w3 = _txn(metastore, table, abort=True)
-        write_acid_file(loc / delta_name(w3, w3, 0) / "bucket_00000", ROW, inserts(w3, bp(0), [(4, "d")]))
+        _put(loc / delta_name(w3, w3, 0), inserts(w3, bp(0), [(4, "d")]))
         _, w4 = _txn(metastore, table)
-        write_acid_file(loc / delta_name(w4, w4, 0, delete=True) / "bucket_00000", ROW, deletes(w4, [(w1, bp(0), 0)]))
+        _put(loc / delta_name(w4, w4, 0, delete=True), deletes(w4, [(w1, bp(0), 0)]))
 
         opts = {"table": table, "metastoreUri": metastore.uri}
         assert sorted(read_table("", **opts).column("id").to_pylist()) == [2]
@@ -71,8 +76,8 @@ def test_schema_and_partitions_come_from_the_metastore(metastore, tmp_path):
     _, w1 = _txn(metastore, table)
     # a partition stored outside the table directory: only the metastore knows where it is
     elsewhere = tmp_path / "elsewhere" / "p2"
-    write_acid_file(loc / "ds=2024-01-01" / delta_name(w1, w1, 0) / "bucket_00000", ROW, inserts(w1, bp(0), [(1, "a")]))
-    write_acid_file(elsewhere / delta_name(w1, w1, 0) / "bucket_00000", ROW, inserts(w1, bp(0), [(2, "b")]))
+    _put(loc / "ds=2024-01-01" / delta_name(w1, w1, 0), inserts(w1, bp(0), [(1, "a")]))
+    _put(elsewhere / delta_name(w1, w1, 0), inserts(w1, bp(0), [(2, "b")]))
     with metastore.client() as c:
         c.add_partitions(db, name, [("2024-01-01",), ("2024-01-02",)],
                          locations=[f"file:{loc}/ds=2024-01-01", f"file:{elsewhere}"])
@@ -97,10 +102,10 @@ def test_unknown_and_non_transactional_tables(metastore, tmp_path):
 def test_spark_reads_by_name(spark, metastore, tmp_path):
     table, loc = _table(metastore, tmp_path)
     _, w1 = _txn(metastore, table)
-    write_acid_file(loc / delta_name(w1, w1, 0) / "bucket_00000", ROW, inserts(w1, bp(0), [(1, "a"), (2, "b")]))
+    _put(loc / delta_name(w1, w1, 0), inserts(w1, bp(0), [(1, "a"), (2, "b")]))
     t2, w2 = _txn(metastore, table, commit=False)
     try:
-        write_acid_file(loc / delta_name(w2, w2, 0) / "bucket_00000", ROW, inserts(w2, bp(0), [(3, "c")]))
+        _put(loc / delta_name(w2, w2, 0), inserts(w2, bp(0), [(3, "c")]))
         df = spark.read.format("hiveacid").option("table", table).option("metastoreUri", metastore.uri).load()
         assert sorted(r.id for r in df.collect()) == [1, 2]
     finally:

@@ -91,8 +91,9 @@ class RunningMetastore:
 
     def our_open_txns(self, timeout: float = 120.0) -> list[int]:
         """The open transactions, once Hive's own compactor has none open: Hive 4's Worker runs
-        each compaction in a transaction of its own (3.1's MapReduce compactor runs outside any),
-        and neither version reports the agent info that would tell them apart. So this waits
+        each compaction in a transaction of its own (3.1's MapReduce compactor runs outside any,
+        2.3 has none here), and no version reports the agent info that would tell them apart
+        (``get_open_txns_info`` says "Unknown"). So this waits
         until no compaction is "working" (at most ``timeout`` s); "nothing left open" then means
         nothing of ours."""
         deadline = time.monotonic() + timeout
