@@ -22,7 +22,6 @@ from spark_hive_acid.catalog import MetastoreTable
 from spark_hive_acid.exceptions import CommitStateUnknownError, MetastoreError
 from spark_hive_acid.metastore import MetastoreClient
 from spark_hive_acid.spark.writer import create_writer
-from spark_hive_acid.txn import hms as hms_mod
 from spark_hive_acid.txn.processes import process_info
 from spark_hive_acid.write.publish import publish
 from spark_hive_acid.write.task_writer import InsertTarget, InsertWriter, TableSpec
@@ -59,7 +58,7 @@ def _batch(ids):
 
 def _state(uri, txn_id, name):
     with MetastoreClient(uri) as c:
-        status = c.get_open_txns_info().get(txn_id)
+        status = c.txn_states().get(txn_id)
         return (None if status is None else status.state), c.show_locks("default", name)
 
 
@@ -119,13 +118,13 @@ def test_metastore_killed_at_commit_then_restarted(own_metastore, tmp_path, monk
             "metastoretimeout": "5"}
     writer = create_writer(opts, SCHEMA, True)
     msg = pickle.loads(pickle.dumps(writer)).write(iter([_batch([1, 2, 3])]))
-    real = hms_mod.HmsTransaction.register_partitions
+    real = MetastoreClient.commit_txn
 
-    def kill_the_metastore_first(self, written):
+    def kill_the_metastore_first(self, txn_id):
         _kill(own_metastore)  # SIGKILL right at the commit: files published, commit_txn to come
-        return real(self, written)
+        return real(self, txn_id)
 
-    monkeypatch.setattr(hms_mod.HmsTransaction, "register_partitions", kill_the_metastore_first)
+    monkeypatch.setattr(MetastoreClient, "commit_txn", kill_the_metastore_first)
     with pytest.raises((CommitStateUnknownError, MetastoreError)):
         pickle.loads(pickle.dumps(writer)).commit([msg])
     monkeypatch.undo()

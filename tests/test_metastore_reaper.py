@@ -32,7 +32,7 @@ def reaping_uri(request, tmp_path_factory):
         "hive.compactor.initiator.on": "true",
         "hive.txn.timeout": f"{TIMEOUT_S:g}s",
         # Hive 4 runs the reaper in AcidHouseKeeperService (default every 60 s)
-        "metastore.acid.housekeeper.service.interval": "1s",
+        "metastore.acid.housekeeper.interval": "1s",
         "hive.timedout.txn.reaper.start": "1s",
         "hive.timedout.txn.reaper.interval": "1s",
     })

@@ -32,6 +32,7 @@ from .model import (
 )
 from .partitions import make_partition_name, partition_values
 from .snapshots import (
+    open_txns_from_response,
     txn_list_from_open_txns,
     write_ids_from_table_valid_write_ids,
     write_ids_from_txn_list,
@@ -59,11 +60,22 @@ class MetastoreClient(TableCalls):
             for t in resp.open_txns or [])
         return OpenTxnsInfo(int(resp.txn_high_water_mark), txns)
 
+    def txn_states(self) -> OpenTxnsInfo:
+        """The open and aborted transactions and the high watermark, for snapshots:
+        ``get_open_txns`` on Hive 3+, what Hive's own clients use (Hive 4.1's
+        ``get_open_txns_info`` fails outright while ``TXNS`` has a gap, e.g. after a restart:
+        "Required field 'user' is unset"); ``get_open_txns_info`` on 2.x, whose
+        ``get_open_txns`` answer the 3.x bindings cannot read (a set, not a list)."""
+        if not self.supports_write_ids:
+            return self.get_open_txns_info()
+        return open_txns_from_response(self._call("get_open_txns", what="get_open_txns",
+                                                  retry=True))
+
     def read_snapshot(self, db: str, tbl: str, current_txn: Optional[int] = None
                       ) -> tuple[ValidIdList, ValidIdList]:
         """``(write_ids, txns)`` for reading ``db.tbl`` now (or inside ``current_txn``)."""
         _, tt = bindings()
-        txns = txn_list_from_open_txns(self.get_open_txns_info(), current_txn)
+        txns = txn_list_from_open_txns(self.txn_states(), current_txn)
         full = f"{db}.{tbl}".lower()
         if self.supports_write_ids:
             req = tt.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=txns.to_string())

@@ -452,9 +452,8 @@ class HmsTransaction(Transaction):
             raise
         txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
         txn.location = txn.location or handle.location
-        if table is not None:
-            txn.lock_specs = lock_specs(txn.operation, table,
-                                        hive4=client.server_kind == "hive4")
+        txn.table = table or client.get_table(handle.db, handle.table)  # a dynamic partition write?
+        txn.lock_specs = lock_specs(txn.operation, txn.table, hive4=client.server_kind == "hive4")
         txn.state = "open"
         txn._start_heartbeat()
         return txn

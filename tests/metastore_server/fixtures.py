@@ -101,7 +101,7 @@ class RunningMetastore:
             while self.version == "hive41" and time.monotonic() < deadline and any(
                     x.state == "working" for x in c.compactions()):
                 time.sleep(0.5)
-            return c.get_open_txns_info().open_ids
+            return c.txn_states().open_ids
 
     def client(self, **kwargs: Any) -> Any:
         """A new, not yet connected :class:`spark_hive_acid.metastore.MetastoreClient`."""
