@@ -9,18 +9,16 @@ import os
 import uuid
 from collections import Counter
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
 from hive_ref import valid_txns
+from hms_rows import delete_ids, rows_with_ids
 from hive_ref.fixtures import hive_ref  # noqa: F401
 from spark_hive_acid.catalog import table_ref
 from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.direct import write_table
 from spark_hive_acid.read.scan import read_table
-from spark_hive_acid.txn.committer import commit_write
-from spark_hive_acid.write.task_writer import DeleteWriter, TableSpec
 
 pytestmark = pytest.mark.hive
 COLUMNS = [("id", "int"), ("name", "string")]
@@ -35,25 +33,11 @@ def _create(metastore, tmp_path):
 
 
 def _rows(metastore, table):
-    t = read_table("", table=table, metastoreUri=metastore.uri, includeRowId="true")
-    return Counter((tuple(r["row__id"].values()), r["id"], r["name"], r["ds"]) for r in t.to_pylist())
+    return rows_with_ids(metastore.uri, table)
 
 
 def _delete(metastore, table, ids):
-    opts = {"table": table, "metastoreuri": metastore.uri}
-    ref = table_ref(opts)
-    t = read_table("", table=table, metastoreUri=metastore.uri, includeRowId="true")
-    keep = np.isin(np.asarray(t.column("id").to_pylist()), ids)
-    rid = t.column("row__id").combine_chunks()
-    fs, loc = ref.location()
-    txn = ref.begin("delete")
-    spec = TableSpec.of(loc, ref.layout())
-    dw = DeleteWriter(fs, spec, txn.write_id, 0, fs.join(loc, "_hiveacid_staging", f"d{txn.write_id}"))
-    dw.write(np.asarray(rid.field("writeId"))[keep], np.asarray(rid.field("bucketId"))[keep],
-             np.asarray(rid.field("rowId"))[keep],
-             [pa.array(np.asarray(t.column("ds").to_pylist(), dtype=object)[keep].tolist())])
-    staged = dw.close()
-    commit_write(fs, spec, txn, staged, dml_partitions=sorted({f.partition for f in staged}))
+    delete_ids(metastore.uri, table, ids)
 
 
 def test_metastore_table_minor_and_major(metastore, tmp_path, hive_ref):  # noqa: F811

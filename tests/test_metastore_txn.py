@@ -21,6 +21,7 @@ from metastore_server.fixtures import metastore  # noqa: F401  (session fixture)
 from spark_hive_acid.acid.snapshot import ValidIdList
 from spark_hive_acid.exceptions import CommitConflictError
 from spark_hive_acid.metastore import (
+    LockSpec,
     LockTimeoutError,
     TransactionAbortedError,
     WriteConflictError,
@@ -81,7 +82,11 @@ def _wait_for(predicate, timeout=20.0, what="condition"):
 def test_snapshot_with_open_and_aborted_txns(hms, metastore, table):  # noqa: F811
     def writer():  # a txn that writes the table: (txn id, write id)
         t = hms.open_txn()
-        return t, hms.allocate_write_id(t, "default", table)
+        w = hms.allocate_write_id(t, "default", table)
+        # its lock records the write (TXN_COMPONENTS): else Hive 3.1's Initiator forgets the
+        # txn once it is aborted, and its write id then counts as committed
+        hms.lock([LockSpec("SHARED_READ", "INSERT", "default", table)], t)
+        return t, w
 
     a, wa = writer()  # stays open
     b, wb = writer()
@@ -117,7 +122,10 @@ def test_snapshot_with_open_and_aborted_txns(hms, metastore, table):  # noqa: F8
         # from inside a later transaction d: d sees itself, not e (opened after it)
         (d, wd), (e, we) = writer(), writer()
         w_in, t_in = hms.read_snapshot("default", table, current_txn=d)
-        assert t_in == ValidIdList.of(d, open_ids, aborted)
+        now = hms.get_open_txns_info()  # Hive's compactor (3.1 / 4.1) may have ended some
+        assert t_in == ValidIdList.of(d, [t for t in now.open_ids if t < d],
+                                      [t for t in now.aborted_ids if t < d])
+        assert a in t_in.exceptions and b in t_in.aborted
         assert w_in.is_valid(wd) and not w_in.is_valid(we) and w_in.is_open(wa)
         hms.abort_txns([d, e])
     finally:

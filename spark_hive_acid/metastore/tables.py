@@ -13,11 +13,21 @@ import logging
 import time
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from ..exceptions import InvalidOptionError, MetastoreError, MetastoreUnavailableError, TableNotFoundError
+from ..exceptions import (
+    InvalidOptionError,
+    MetastoreError,
+    MetastoreUnavailableError,
+    TableNotFoundError,
+)
 from ._thrift import bindings
 from ._wire import RawStruct, void_call
 from .connection import MetastoreConnection
-from .convert import check_acid, copy_storage_descriptor, partition_info_from_thrift, table_info_from_thrift
+from .convert import (
+    check_acid,
+    copy_storage_descriptor,
+    partition_info_from_thrift,
+    table_info_from_thrift,
+)
 from .model import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE, Column, PartitionInfo, TableInfo
 from .partitions import DEFAULT_PARTITION, PartitionFilter, make_partition_name, partition_values
 

@@ -135,6 +135,7 @@ class MetastoreServer:
         jvm = [java_executable(), f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1",
                "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
                f"-Dderby.stream.error.file={self.base_dir / 'derby.log'}",
+               "-Dderby.locks.deadlockTrace=true", "-Dderby.locks.monitor=true",
                # Hive's own log4j2 file (hive-log4j2.properties in hive-common) goes here, not
                # to /tmp/<user>/hive.log.
                f"-Dhive.log.dir={self.base_dir}", "-Dhive.log.file=hive.log"]
