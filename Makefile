@@ -34,9 +34,10 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
 
 # Hive 3.1.3 and 4.1.0 (and Hadoop's MiniDFSCluster) from Maven Central into .build/m2 (the tests
-# do this on first use too)
+# do this on first use too), and Hive's Derby schema scripts for their test metastores
 jvm-deps: $(STAMP)
 	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in [*hive_jvm.VERSIONS, *hive_jvm.OTHER_POMS]]"
+	$(PY) -c "import sys; sys.path.insert(0, 'tests'); from metastore_server import schema; [schema.schema_script(v) for v in schema.SCHEMAS]"
 
 # the option tables of docs/*.md, from the registry (spark_hive_acid/options_table.py)
 docs: $(STAMP)

@@ -1,7 +1,8 @@
 """Transaction timeouts on a metastore that runs Hive's house keeper (opt-in: a second server).
 
-The session metastore runs without the compactor initiator, so it never times anything out. Here
-a second Hive Metastore 2.3.10 runs with ``hive.compactor.initiator.on=true`` (which starts
+The session 2.3 metastore runs without the compactor initiator, so it never times anything out
+(the 3.1 / 4.1 ones run it, with the default hive.txn.timeout of 300 s). Here a second Hive
+Metastore of each version runs with ``hive.compactor.initiator.on=true`` (which starts
 ``AcidHouseKeeperService``) and ``hive.txn.timeout=3s``: a transaction that stops heartbeating is
 aborted and its locks released, while ours survive thanks to the heartbeat thread.
 
@@ -14,7 +15,7 @@ import time
 
 import pytest
 
-from metastore_server.server import MetastoreServer
+from metastore_server.fixtures import new_server, version_params
 from spark_hive_acid.metastore import LockSpec, MetastoreClient, write_transaction
 
 pytestmark = pytest.mark.skipif(
@@ -24,11 +25,14 @@ pytestmark = pytest.mark.skipif(
 TIMEOUT_S = 3.0
 
 
-@pytest.fixture(scope="module")
-def reaping_uri(tmp_path_factory):
-    server = MetastoreServer(tmp_path_factory.mktemp("hms_reaper"), extra_settings={
+@pytest.fixture(scope="module", params=version_params())
+def reaping_uri(request, tmp_path_factory):
+    server = new_server(tmp_path_factory.mktemp(f"hms_reaper_{request.param}"), request.param,
+                        tmp_path_factory.getbasetemp(), extra_settings={
         "hive.compactor.initiator.on": "true",
         "hive.txn.timeout": f"{TIMEOUT_S:g}s",
+        # Hive 4 runs the reaper in AcidHouseKeeperService (default every 60 s)
+        "metastore.acid.housekeeper.interval": "1s",
         "hive.timedout.txn.reaper.start": "1s",
         "hive.timedout.txn.reaper.interval": "1s",
     })

@@ -65,8 +65,7 @@ def _ids(metastore, table, **opts):
 
 
 def _open_txns(metastore):
-    with metastore.client() as c:
-        return set(c.get_open_txns_info().open_ids)
+    return set(metastore.our_open_txns())  # Hive's own compactor's transactions are not ours
 
 
 def _helpers(table):

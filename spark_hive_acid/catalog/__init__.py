@@ -6,12 +6,12 @@ from typing import Mapping, Optional
 from .. import options as opt
 from ..read.options import ReadOptions
 from ..read.scan import TableScan
-from .base import METASTORE_MODE, PATH_MODE, TableRef
+from .base import METASTORE_MODE, PATH_MODE, TableRef, state_in_snapshot
 from .hms import MetastoreTable
 from .path import PathTable
 
 __all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableRef", "open_scan",
-           "table_ref"]
+           "state_in_snapshot", "table_ref"]
 
 
 def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,

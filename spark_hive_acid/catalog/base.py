@@ -41,6 +41,15 @@ if TYPE_CHECKING:
 PATH_MODE, METASTORE_MODE = "path", "metastore"
 
 
+def state_in_snapshot(snapshot: ValidIdList, write_id: int) -> str:
+    """A write id's state in a snapshot: OPEN, COMMITTED or ABORTED."""
+    if snapshot.is_aborted(write_id):
+        return ABORTED
+    if snapshot.is_open(write_id) or write_id > snapshot.high_watermark:
+        return OPEN
+    return COMMITTED
+
+
 class TableRef(abc.ABC):
     """See the module docstring."""
 
@@ -113,12 +122,7 @@ class TableRef(abc.ABC):
 
     def write_id_state(self, write_id: int) -> str:
         """OPEN, COMMITTED or ABORTED (``acid.log_records``): where ``write_id`` stands now."""
-        snapshot = self.snapshot()
-        if snapshot.is_aborted(write_id):
-            return ABORTED
-        if snapshot.is_open(write_id) or write_id > snapshot.high_watermark:
-            return OPEN
-        return COMMITTED
+        return state_in_snapshot(self.snapshot(), write_id)
 
     def commit_records(self) -> Optional[list[Terminal]]:
         """The path-mode log's records, oldest first (commit times, operations, partitions);

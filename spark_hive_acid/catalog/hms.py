@@ -165,7 +165,7 @@ class MetastoreTable(TableRef):
         """The metastore's global transaction high watermark now (what a compaction records
         with its install: ``txn.committer.commit_compaction``)."""
         with self.client() as c:
-            return c.get_open_txns_info().high_watermark
+            return c.txn_states().high_watermark
 
     def history(self) -> list[dict[str, Any]]:
         """One entry per write id found in the table's directories, newest first (the metastore

@@ -82,7 +82,7 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
         finish_interrupted_installs(fs, location)
     scan = table.scan()
     with table.client() as c:
-        open_ids = c.get_open_txns_info().open_ids
+        open_ids = c.txn_states().open_ids
         locks = c.show_locks(table.db, table.name)
     installs = _installs(fs, location)
     result = VacuumResult(dry_run)

@@ -8,225 +8,46 @@ as write ids. The connection itself (retries, errors, capabilities) is
 from __future__ import annotations
 
 import logging
-import time
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..acid.snapshot import ValidIdList
-from ..exceptions import (
-    InvalidOptionError,
-    MetastoreError,
-    MetastoreUnavailableError,
-    TableNotFoundError,
-    UnknownMethodError,
-)
+from ..exceptions import InvalidOptionError, MetastoreError, UnknownMethodError
 from ._thrift import AddDynamicPartitionsV2, bindings
+from ._wire import RawStruct
 from .connection import (  # noqa: F401  (re-exported: the client's public helpers)
     DEFAULT_TXN_TIMEOUT_S,
     MetastoreConnection,
     default_user,
     parse_hive_time,
 )
-from .convert import (  # noqa: F401  (check_acid re-exported)
-    check_acid,
-    copy_storage_descriptor,
-    partition_info_from_thrift,
-    table_info_from_thrift,
-)
+from .convert import check_acid  # noqa: F401  (re-exported)
 from .model import (
-    ORC_INPUT_FORMAT,
-    ORC_OUTPUT_FORMAT,
-    ORC_SERDE,
-    Column,
     CompactionInfo,
     CompactionRequestResult,
     LockInfo,
     OpenTxnsInfo,
-    PartitionInfo,
-    TableInfo,
     TxnStatus,
     enum_name,
+    lock_type_name,
 )
-from .partitions import DEFAULT_PARTITION, PartitionFilter, make_partition_name, partition_values
+from .partitions import make_partition_name, partition_values
 from .snapshots import (
+    open_txns_from_response,
     txn_list_from_open_txns,
     write_ids_from_table_valid_write_ids,
     write_ids_from_txn_list,
 )
+from .tables import PROCESSOR_CAPABILITIES, TableCalls  # noqa: F401  (re-exported)
 
 log = logging.getLogger(__name__)
 
 
-class MetastoreClient(MetastoreConnection):
+class MetastoreClient(TableCalls):
     """A connection to one Hive Metastore and the calls this library makes (see
     :class:`~spark_hive_acid.metastore.connection.MetastoreConnection` for the arguments).
 
     Use as a context manager, or call :meth:`open` / :meth:`close`.
     """
-
-    # -- tables -----------------------------------------------------------------------------
-    def _raw_table(self, db: str, tbl: str) -> Any:
-        return self._call("get_table", db, tbl, what=f"get_table({db}.{tbl})", retry=True,
-                          table=f"{db}.{tbl}")
-
-    def get_table(self, db: str, tbl: str, *, require_acid: bool = True) -> TableInfo:
-        """Table metadata. Raises TableNotFoundError, or NotAnAcidTableError when
-        ``require_acid`` and the table is a view or not ``transactional=true``."""
-        info = table_info_from_thrift(self._raw_table(db, tbl))
-        if require_acid:
-            check_acid(info)
-        return info
-
-    def table_exists(self, db: str, tbl: str) -> bool:
-        try:
-            self._raw_table(db, tbl)
-            return True
-        except TableNotFoundError:
-            return False
-
-    def create_database(self, db: str, location: Optional[str] = None, *,
-                        if_not_exists: bool = True) -> None:
-        _, tt = bindings()
-        database = tt.Database(name=db, description="", locationUri=location, parameters={},
-                               ownerName=self.user, ownerType=tt.PrincipalType.USER)
-        try:
-            self._call("create_database", database, what=f"create_database({db})")
-        except MetastoreError as e:
-            if not (if_not_exists and "AlreadyExistsException" in str(e)):
-                raise
-
-    def create_table(self, db: str, tbl: str, columns: Sequence[Column],
-                     partition_keys: Sequence[Column] = (), bucket_cols: Sequence[str] = (),
-                     num_buckets: int = -1, properties: Optional[Mapping[str, str]] = None,
-                     location: Optional[str] = None, *, input_format: str = ORC_INPUT_FORMAT,
-                     output_format: str = ORC_OUTPUT_FORMAT, serde: str = ORC_SERDE,
-                     external: bool = False) -> TableInfo:
-        """Create a transactional ORC table (``transactional=true``,
-        ``transactional_properties=default``, ``bucketing_version=2``; ``properties`` override).
-
-        Hive 2.x metastores refuse full-ACID tables that are not bucketed: pass ``bucket_cols``
-        and ``num_buckets`` there.
-        """
-        _, tt = bindings()
-        if bucket_cols and num_buckets <= 0:
-            raise InvalidOptionError(f"Table {db}.{tbl}: bucket_cols {list(bucket_cols)} need "
-                                     "num_buckets > 0")
-        params = {"transactional": "true", "transactional_properties": "default",
-                  "bucketing_version": "2"}
-        params.update(properties or {})
-        if params.get("transactional", "").lower() != "true" and "transactional_properties" not in (
-                properties or {}):
-            params.pop("transactional_properties", None)
-        if external:
-            params["EXTERNAL"] = "TRUE"
-        sd = tt.StorageDescriptor(
-            cols=[tt.FieldSchema(name=n, type=t, comment=None) for n, t in columns],
-            location=location, inputFormat=input_format, outputFormat=output_format,
-            compressed=False, numBuckets=num_buckets if bucket_cols else -1,
-            serdeInfo=tt.SerDeInfo(name=tbl, serializationLib=serde,
-                                   parameters={"serialization.format": "1"}),
-            bucketCols=list(bucket_cols), sortCols=[], parameters={},
-            storedAsSubDirectories=False)
-        table = tt.Table(tableName=tbl, dbName=db, owner=self.user, createTime=int(time.time()),
-                         lastAccessTime=0, retention=0, sd=sd,
-                         partitionKeys=[tt.FieldSchema(name=n, type=t, comment=None)
-                                        for n, t in partition_keys],
-                         parameters=params, tableType="EXTERNAL_TABLE" if external
-                         else "MANAGED_TABLE")
-        try:
-            self._call("create_table", table, what=f"create_table({db}.{tbl})")
-        except MetastoreError as e:
-            if "must be bucketed" in str(e):
-                raise MetastoreError(
-                    f"{e}. This metastore (Hive 2.x) accepts full-ACID tables only when they are "
-                    "bucketed: pass bucket_cols=[...] and num_buckets=N (CLUSTERED BY ... INTO N "
-                    "BUCKETS).") from e
-            raise
-        return self.get_table(db, tbl, require_acid=False)
-
-    def drop_table(self, db: str, tbl: str, *, delete_data: bool = True,
-                   if_exists: bool = True) -> None:
-        try:
-            self._call("drop_table", db, tbl, delete_data, what=f"drop_table({db}.{tbl})",
-                       table=f"{db}.{tbl}")
-        except TableNotFoundError:
-            if not if_exists:
-                raise
-
-    # -- partitions -------------------------------------------------------------------------
-    def list_partitions(self, db: str, tbl: str,
-                        filter: Optional[PartitionFilter | str] = None) -> list[PartitionInfo]:
-        """Partitions of a table, optionally filtered.
-
-        A :class:`PartitionFilter` is sent to ``get_partitions_by_filter``; when the server
-        refuses it (or it cannot be written in the filter language) all partitions are listed
-        and pruned here. A ``str`` filter is passed through as is (no fallback).
-        """
-        table = self._raw_table(db, tbl)
-        keys = [k.name for k in table.partitionKeys or []]
-        if not keys:
-            return []
-        key_types = {k.name.lower(): k.type for k in table.partitionKeys}
-        what = f"listing partitions of {db}.{tbl}"
-        if isinstance(filter, str):
-            parts = self._call("get_partitions_by_filter", db, tbl, filter, -1,
-                               what=f"{what} with filter {filter!r}", retry=True,
-                               table=f"{db}.{tbl}")
-            return [partition_info_from_thrift(p, keys) for p in parts]
-        if filter is not None:
-            expr = filter.to_hive(key_types)
-            if expr is not None:
-                try:
-                    parts = self._call("get_partitions_by_filter", db, tbl, expr, -1,
-                                       what=f"{what} with filter {expr!r}", retry=True,
-                                       table=f"{db}.{tbl}")
-                    return [partition_info_from_thrift(p, keys) for p in parts]
-                except (MetastoreUnavailableError, TableNotFoundError):
-                    raise
-                except MetastoreError as e:
-                    log.info("metastore refused partition filter %r (%s); pruning client-side",
-                             expr, e)
-        parts = self._call("get_partitions", db, tbl, -1, what=what, retry=True,
-                           table=f"{db}.{tbl}")
-        infos = [partition_info_from_thrift(p, keys) for p in parts]
-        if filter is not None:
-            infos = [p for p in infos if filter.matches(p.spec(keys), key_types)]
-        return infos
-
-    def add_partitions(self, db: str, tbl: str,
-                       partitions: Iterable[Mapping[str, Any] | Sequence[Any] | str],
-                       locations: Optional[Sequence[Optional[str]]] = None, *,
-                       if_not_exists: bool = True) -> list[PartitionInfo]:
-        """Register partitions (``{key: value}``, value lists or names) with their locations.
-
-        A missing location defaults to ``<table location>/<partition name>``. With
-        ``if_not_exists`` existing partitions are left alone.
-        """
-        _, tt = bindings()
-        table = self._raw_table(db, tbl)
-        keys = [k.name for k in table.partitionKeys or []]
-        if not keys:
-            raise InvalidOptionError(f"Table {db}.{tbl} is not partitioned")
-        specs = list(partitions)
-        locs = list(locations) if locations is not None else [None] * len(specs)
-        if len(locs) != len(specs):
-            raise InvalidOptionError(f"{len(specs)} partitions but {len(locs)} locations")
-        parts, infos = [], []
-        for spec, loc in zip(specs, locs):
-            values = partition_values(keys, spec)
-            name = make_partition_name(keys, values)
-            location = loc or f"{table.sd.location.rstrip('/')}/{name}"
-            sd = copy_storage_descriptor(table.sd, location)
-            stored = [DEFAULT_PARTITION if v is None else v for v in values]
-            parts.append(tt.Partition(values=stored, dbName=db, tableName=tbl,
-                                      createTime=int(time.time()), lastAccessTime=0, sd=sd,
-                                      parameters={}))
-            infos.append(PartitionInfo(tuple(stored), name, location, {}))
-        if parts:
-            req = tt.AddPartitionsRequest(dbName=db, tblName=tbl, parts=parts,
-                                          ifNotExists=if_not_exists, needResult=True)
-            self._call("add_partitions_req", req, what=f"adding partitions to {db}.{tbl}",
-                       table=f"{db}.{tbl}")
-        return infos
 
     # -- snapshots --------------------------------------------------------------------------
     def get_open_txns_info(self) -> OpenTxnsInfo:
@@ -239,11 +60,22 @@ class MetastoreClient(MetastoreConnection):
             for t in resp.open_txns or [])
         return OpenTxnsInfo(int(resp.txn_high_water_mark), txns)
 
+    def txn_states(self) -> OpenTxnsInfo:
+        """The open and aborted transactions and the high watermark, for snapshots:
+        ``get_open_txns`` on Hive 3+, what Hive's own clients use (Hive 4.1's
+        ``get_open_txns_info`` fails outright while ``TXNS`` has a gap, e.g. after a restart:
+        "Required field 'user' is unset"); ``get_open_txns_info`` on 2.x, whose
+        ``get_open_txns`` answer the 3.x bindings cannot read (a set, not a list)."""
+        if not self.supports_write_ids:
+            return self.get_open_txns_info()
+        return open_txns_from_response(self._call("get_open_txns", what="get_open_txns",
+                                                  retry=True))
+
     def read_snapshot(self, db: str, tbl: str, current_txn: Optional[int] = None
                       ) -> tuple[ValidIdList, ValidIdList]:
         """``(write_ids, txns)`` for reading ``db.tbl`` now (or inside ``current_txn``)."""
         _, tt = bindings()
-        txns = txn_list_from_open_txns(self.get_open_txns_info(), current_txn)
+        txns = txn_list_from_open_txns(self.txn_states(), current_txn)
         full = f"{db}.{tbl}".lower()
         if self.supports_write_ids:
             req = tt.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=txns.to_string())
@@ -317,8 +149,16 @@ class MetastoreClient(MetastoreConnection):
                    what=f"heartbeat(txn {txn_id}, lock {lock_id})", retry=True)
 
     def commit_txn(self, txn_id: int) -> None:
+        """Commit. On Hive 4 with ``exclWriteEnabled=false``: Hive 4 skips its write-set conflict
+        check for commits that say they held EXCL_WRITE locks (the default of the field, which
+        the 3.x bindings cannot send), because its own Driver re-validates the snapshot after
+        locking and re-runs the statement. We do not re-run, so the metastore must still refuse
+        an UPDATE/DELETE whose snapshot missed a conflicting commit (WriteConflictError)."""
         _, tt = bindings()
-        self._call("commit_txn", tt.CommitTxnRequest(txnid=txn_id), what=f"commit of txn {txn_id}")
+        req: Any = tt.CommitTxnRequest(txnid=txn_id)
+        if self.server_kind == "hive4":
+            req = RawStruct("CommitTxnRequest", [(1, "i64", txn_id), (6, "bool", False)])
+        self._call("commit_txn", req, what=f"commit of txn {txn_id}")
 
     def abort_txn(self, txn_id: int) -> None:
         _, tt = bindings()
@@ -351,7 +191,7 @@ class MetastoreClient(MetastoreConnection):
         resp = self._call("show_locks", tt.ShowLocksRequest(dbname=db, tablename=tbl),
                           what="show_locks", retry=True)
         return [LockInfo(e.lockid, e.dbname, e.tablename, e.partname,
-                         enum_name(tt.LockState, e.state), enum_name(tt.LockType, e.type),
+                         enum_name(tt.LockState, e.state), lock_type_name(e.type),
                          e.txnid or 0, e.lastheartbeat or 0, e.acquiredat, e.user, e.hostname,
                          e.agentInfo, e.blockedByExtId)
                 for e in resp.locks or []]
@@ -385,7 +225,14 @@ class MetastoreClient(MetastoreConnection):
         req = tt.CompactionRequest(dbname=db, tablename=tbl, partitionname=part_name, type=ctype,
                                    runas=self.user, properties=dict(properties or {}) or None)
         resp = self._call("compact2", req, what=f"compaction request for {info.full_name}")
-        return CompactionRequestResult(int(resp.id), str(resp.state), bool(resp.accepted))
+        result = CompactionRequestResult(int(resp.id), str(resp.state), bool(resp.accepted))
+        if not result.accepted and result.id < 0:
+            # Hive 4 answers a duplicate with id -1, state "refused" (and the queued id only in
+            # its message): report the queued compaction, as Hive 2/3 do
+            for queued in self.compactions(db, tbl):
+                if queued.partition == part_name and queued.state in ("initiated", "working"):
+                    return CompactionRequestResult(int(queued.id), queued.state, False)
+        return result
 
     def compactions(self, db: Optional[str] = None, tbl: Optional[str] = None
                     ) -> list[CompactionInfo]:

@@ -14,7 +14,7 @@ import os
 import re
 import socket
 import threading
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .. import options as opt
 from ..acid.snapshot import ValidIdList
@@ -85,6 +85,7 @@ class MetastoreConnection:
         self._transport: Any = None
         self._client: Any = None
         self._has_write_ids: Optional[bool] = None
+        self._version: Optional[str] = None
 
     @classmethod
     def from_options(cls, options: Mapping[str, str],
@@ -148,20 +149,23 @@ class MetastoreConnection:
         raise TypeError("A MetastoreClient holds a socket and cannot be pickled: send the URIs "
                         "to executors and connect there")
 
-    def _call(self, method: str, *args: Any, what: str = "", retry: bool = False,
-              table: Optional[str] = None) -> Any:
+    def _call(self, method: str | Callable[[Any], Any], *args: Any, what: str = "",
+              retry: bool = False, table: Optional[str] = None) -> Any:
         """Call a Thrift method, translating errors; ``retry`` reconnects once if the socket broke.
 
-        Only idempotent calls pass ``retry=True``: a broken connection during e.g. ``commit_txn``
-        leaves the outcome unknown, so it is reported, not retried.
+        ``method`` is the name of a method of the bindings, or ``fn(thrift_client)`` for a call
+        they lack (:mod:`._wire`). Only idempotent calls pass ``retry=True``: a broken connection
+        during e.g. ``commit_txn`` leaves the outcome unknown, so it is reported, not retried.
         """
         Thrift, _, _, TTransport = thrift_module()
-        what = what or method
+        what = what or getattr(method, "__name__", str(method))
         attempts = 2 if retry else 1
         with self._lock:
             for attempt in range(attempts):
                 self.open()
                 try:
+                    if callable(method):
+                        return method(self._client)
                     return getattr(self._client, method)(*args)
                 except Thrift.TApplicationException as e:
                     if e.type == _UNKNOWN_METHOD:
@@ -228,9 +232,30 @@ class MetastoreConnection:
         return self._has_write_ids
 
     @property
+    def server_version(self) -> str:
+        """The server's Hive version (``getVersion``, e.g. ``"4.1.0"``) on Hive 3+; ``"2"`` on
+        Hive 2.x, whose answer is meaningless (2.3.10 says ``"3.0"``). Asked once per client."""
+        if self._version is None:
+            if not self.supports_write_ids:
+                self._version = "2"
+            else:
+                try:
+                    self._version = str(self._call("getVersion", what="getVersion", retry=True))
+                except MetastoreUnavailableError:
+                    raise
+                except MetastoreError as e:
+                    log.debug("getVersion failed (%s); assuming Hive 3", e)
+                    self._version = "3"
+        return self._version
+
+    @property
     def server_kind(self) -> str:
-        """``"hive3+"`` or ``"hive2"``."""
-        return "hive3+" if self.supports_write_ids else "hive2"
+        """``"hive2"`` (txn id = write id), ``"hive3"`` or ``"hive4"`` (EXCL_WRITE locks, processor
+        capabilities for ACID tables): what the client adapts to."""
+        if not self.supports_write_ids:
+            return "hive2"
+        major = re.match(r"\s*(\d+)", self.server_version)
+        return "hive4" if major and int(major.group(1)) >= 4 else "hive3"
 
     def get_config_value(self, name: str, default: str) -> str:
         """A server-side configuration value (only ``hive.*``-style names are allowed by Hive)."""

@@ -6,9 +6,13 @@ operation           lock type     operationType   notes
 read                SHARED_READ   SELECT
 insert              SHARED_READ   INSERT          inserts never block each other
 insert_overwrite    EXCLUSIVE     UPDATE          Hive 3 ``hive.txn.xlock.iow=true``
-update / delete     SHARED_WRITE  UPDATE/DELETE   "semi-shared": one writer at a time
+update / delete     SHARED_WRITE  UPDATE/DELETE   Hive 2/3; Hive 4: EXCL_WRITE (below)
 merge               SHARED_WRITE  UPDATE          plus SHARED_READ/SELECT on source tables
 ==================  ============  ==============  =========================================
+
+Hive 4 takes EXCL_WRITE instead of SHARED_WRITE for UPDATE, DELETE and MERGE
+(``hive.txn.xlock.write=true``, its default): it waits for every other writer of the table but
+not for readers. ``lock_specs(..., hive4=True)`` follows it.
 
 The level is one component per named partition, else the table; a write to a partitioned
 table whose partitions are not known up front is a table-level *dynamic partition write*, and
@@ -24,7 +28,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..exceptions import LockTimeoutError, MetastoreError
 from ._thrift import bindings
-from .model import TableInfo
+from .model import TableInfo, lock_type_value
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +77,10 @@ _LOCKS = {
 }
 
 
+#: Hive 4 (``hive.txn.xlock.write=true``): what replaces SHARED_WRITE
+HIVE4_WRITE_LOCK = "EXCL_WRITE"
+
+
 @dataclass(frozen=True)
 class LockSpec:
     """One lock component, before it becomes a Thrift ``LockComponent``."""
@@ -88,7 +96,7 @@ class LockSpec:
         _, tt = bindings()
         level = tt.LockLevel.PARTITION if self.partition else tt.LockLevel.TABLE
         return tt.LockComponent(
-            type=getattr(tt.LockType, self.lock_type), level=level, dbname=self.db.lower(),
+            type=lock_type_value(self.lock_type), level=level, dbname=self.db.lower(),
             tablename=self.table.lower(), partitionname=self.partition,
             operationType=getattr(tt.DataOperationType, self.operation_type),
             isTransactional=True, isDynamicPartitionWrite=self.dynamic_partition_write)
@@ -96,16 +104,19 @@ class LockSpec:
 
 def lock_specs(operation: Operation | str, table: TableInfo,
                partitions: Optional[Sequence[str]] = None,
-               read_tables: Sequence[TableInfo] = ()) -> list[LockSpec]:
+               read_tables: Sequence[TableInfo] = (), *, hive4: bool = False) -> list[LockSpec]:
     """The lock components Hive would request for ``operation`` on ``table``.
 
     Args:
         partitions: partition names the operation is limited to (static partitions); None means
             the whole table (a dynamic partition write if the table is partitioned).
         read_tables: other tables the statement reads (e.g. a MERGE source): SHARED_READ each.
+        hive4: the metastore is Hive 4 (EXCL_WRITE instead of SHARED_WRITE).
     """
     op = Operation(operation)
     lock_type, op_type = _LOCKS[op]
+    if hive4 and lock_type == "SHARED_WRITE":
+        lock_type = HIVE4_WRITE_LOCK
     specs: list[LockSpec]
     if partitions:
         specs = [LockSpec(lock_type, op_type, table.db, table.name, p) for p in partitions]

@@ -194,3 +194,26 @@ def enum_name(enum_cls: Any, value: Optional[int]) -> str:
     if value is None:
         return "UNKNOWN"
     return str(getattr(enum_cls, "_VALUES_TO_NAMES", {}).get(value, value))
+
+
+#: Hive 4's lock type beyond the 3.x bindings' LockType enum (hive-exec-4.1.0: EXCL_WRITE = 4)
+EXTRA_LOCK_TYPES = {"EXCL_WRITE": 4}
+
+
+def lock_type_name(value: Optional[int]) -> str:
+    """``LockType`` value -> name, Hive 4's ``EXCL_WRITE`` included."""
+    from ._thrift import bindings
+
+    extra = {v: k for k, v in EXTRA_LOCK_TYPES.items()}
+    if value in extra:
+        return extra[value]
+    return enum_name(bindings()[1].LockType, value)
+
+
+def lock_type_value(name: str) -> int:
+    """``LockType`` name -> value, Hive 4's ``EXCL_WRITE`` included."""
+    from ._thrift import bindings
+
+    if name in EXTRA_LOCK_TYPES:
+        return EXTRA_LOCK_TYPES[name]
+    return int(getattr(bindings()[1].LockType, name))

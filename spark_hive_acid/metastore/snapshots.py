@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ..acid.snapshot import LONG_MAX, ValidIdList
 from ._thrift import decode_java_bitset
-from .model import OpenTxnsInfo
+from .model import OpenTxnsInfo, TxnStatus
 
 
 def txn_list_from_open_txns(info: OpenTxnsInfo, current_txn: Optional[int] = None) -> ValidIdList:
@@ -29,6 +29,15 @@ def txn_list_from_open_txns(info: OpenTxnsInfo, current_txn: Optional[int] = Non
     open_ids = [t for t in info.open_ids if t <= hwm and t != current_txn]
     aborted = [t for t in info.aborted_ids if t <= hwm and t != current_txn]
     return ValidIdList.of(hwm, open_ids, aborted)
+
+
+def open_txns_from_response(resp: Any) -> OpenTxnsInfo:
+    """A Thrift ``GetOpenTxnsResponse`` (Hive 3+) -> OpenTxnsInfo: ``abortedBits`` is a Java
+    BitSet over the positions in ``open_txns`` marking the aborted ones (no user, host or times)."""
+    ids = [int(t) for t in resp.open_txns or []]
+    aborted_pos = decode_java_bitset(resp.abortedBits)
+    return OpenTxnsInfo(int(resp.txn_high_water_mark), tuple(
+        TxnStatus(t, "ABORTED" if i in aborted_pos else "OPEN") for i, t in enumerate(ids)))
 
 
 def write_ids_from_txn_list(txns: ValidIdList, full_table_name: str) -> ValidIdList:

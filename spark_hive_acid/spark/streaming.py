@@ -26,9 +26,13 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from ..catalog import open_scan
-from ..exceptions import InvalidOptionError, UnsupportedOperationError
+from ..acid.logstate import ABORTED, COMMITTED, OPEN
+from ..acid.names import parse_acid_dir
+from ..catalog import open_scan, state_in_snapshot
+from ..exceptions import InvalidOptionError, PathNotFoundError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
+from ..io.registry import get_filesystem
+from ..txn.commit_marker import MARKER
 from ..read.plan import ReadTask
 from ..read.changes import read_changes
 from ..read.reader import ReadSpec, TaskReader
@@ -56,8 +60,44 @@ class StreamBatchWriter(HiveAcidArrowWriter):
                          path_mode=True)
         else:
             commit_batch(self.fs, self.spec, txn, staged, str(self.query_id), self.batch_id,
-                         path_mode=False, write_id_state=self.table.write_id_state,
+                         path_mode=False, write_id_state=self._state,
                          abort_attempt=self._abort_attempt)
+
+    def _state(self, claim: dict) -> str:
+        """An earlier attempt's state: the metastore's, corrected where it cannot know (a write
+        id above the high watermark whose transaction ended: Hive 4 lists an aborted write id
+        only once a later one commits; a write id Hive 3.1 "forgot": see stream.sink)."""
+        table = self.table.metastore_table("the streaming sink's claims")
+        write_id, txn_id = int(claim["writeId"]), claim.get("txnId")
+        with table.client() as client:
+            snapshot = client.read_snapshot(table.db, table.name)[0]
+            state = state_in_snapshot(snapshot, write_id)
+            if state == OPEN and txn_id is not None and write_id > snapshot.high_watermark:
+                status = client.txn_states().get(int(txn_id))
+                state = OPEN if status is not None and status.is_open else ABORTED
+            if state == COMMITTED and not self._markers_of(table, client, write_id):
+                state = ABORTED
+        return state
+
+    def _markers_of(self, table: Any, client: Any, write_id: int) -> bool:
+        """Whether a delta of ``write_id`` holding its commit marker is in the table (in the
+        table directory, or in the partitions the metastore knows)."""
+        dirs = [self.spec.table_path]
+        if self.spec.partition_names:
+            dirs = [get_filesystem(p.location, table.options)[1]
+                    for p in client.list_partitions(table.db, table.name) if p.location]
+        for d in dirs:
+            try:
+                entries = self.fs.list_dir(d)
+            except PathNotFoundError:
+                continue
+            for e in entries:
+                parsed = parse_acid_dir(e.name)
+                if (parsed is not None and not parsed.is_base and not parsed.is_delete
+                        and parsed.min_write_id == parsed.max_write_id == write_id
+                        and self.fs.exists(self.fs.join(d, e.name, MARKER))):
+                    return True
+        return False
 
     def _abort_attempt(self, claim: dict) -> None:
         """Abort an earlier attempt's metastore transaction (named by its claim) and remove what

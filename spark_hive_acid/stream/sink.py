@@ -10,9 +10,13 @@ checkpoint, its commit is not) is recognised and not written twice:
   appending its record, a batch committed after its snapshot (``ONCE_PROPERTY``).
 * metastore mode: Hive 2.3 has no key/value commit, so the progress goes beside the files
   (``txn.commit_marker``), and a claim file ``<table>/_hiveacid_streams/<query>/<batch>`` names
-  the write id (and transaction) committing the batch. A replay that finds another write id's
-  claim asks the metastore: committed, the batch is done; still open, the earlier attempt is
-  aborted; aborted, the replay takes the claim over.
+  the write id (and transaction) committing the batch; once the commit went through, the claim
+  says so (``committed``). A replay that finds another write id's claim asks the metastore:
+  committed, the batch is done; still open, the earlier attempt is aborted; aborted, the replay
+  takes the claim over. The metastore's word needs the claim's help: Hive 3.1's Initiator forgets
+  an aborted transaction that recorded no partition (an attempt that died before its commit
+  registered them), and its write id then counts as committed; a claim not marked committed
+  whose write id left no commit marker is taken for aborted (``write_id_state``).
 
 Tasks create the claim as they start (:func:`claim_for_task`), so a replay also finds an attempt
 that died before its commit and ends it at once (path mode too: an open write id would hold back
@@ -65,13 +69,14 @@ def last_committed_batch(fs: FileSystem, table_path: str, query_id: str) -> Opti
 
 def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
                  staged: Iterable[StagedFile], query_id: str, batch_id: int, *,
-                 path_mode: bool, write_id_state: Optional[Callable[[int], str]] = None,
+                 path_mode: bool, write_id_state: Optional[Callable[[dict], str]] = None,
                  abort_attempt: Optional[Callable[[dict], None]] = None
                  ) -> Optional[CommitResult]:
     """Commit ``txn`` as batch ``batch_id`` of ``query_id``; None (``txn`` aborted, nothing
-    written) when that batch was committed before. Metastore mode needs ``write_id_state(w)``
-    (OPEN, COMMITTED or ABORTED) and ``abort_attempt(claim)``, which aborts the transaction of
-    an earlier attempt's claim (``writeId``, ``txnId``)."""
+    written) when that batch was committed before. Metastore mode needs
+    ``write_id_state(claim)`` (OPEN, COMMITTED or ABORTED: the state of an earlier attempt's
+    claim, ``writeId``, ``txnId``, ``committed``) and ``abort_attempt(claim)``, which aborts the
+    transaction of an earlier attempt's claim."""
     props = batch_properties(query_id, batch_id)
     if path_mode:
         _abort_earlier_attempt(fs, table.table_path, query_id, batch_id, txn.write_id)
@@ -88,6 +93,8 @@ def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
         result = commit_write(fs, table, txn, staged, properties=props)
         if path_mode:
             _drop_older_claims(fs, table.table_path, query_id, batch_id)
+        else:
+            _mark_committed(fs, table.table_path, query_id, batch_id, txn)
         return result
     except AlreadyCommittedError as e:
         log.info("Batch %d of streaming query %s was already committed: %s", batch_id,
@@ -118,8 +125,20 @@ def _claim_body(txn: Any) -> dict:
     return body
 
 
+def _mark_committed(fs: FileSystem, table_path: str, query_id: str, batch_id: int,
+                    txn: Any) -> None:
+    """The batch's claim says its write id committed (no metastore answer needed any more)."""
+    body = {**_claim_body(txn), "committed": True}
+    try:
+        fs.write_bytes(claim_path(fs, table_path, query_id, batch_id),
+                       json.dumps(body).encode("utf-8"))
+    except Exception as e:  # noqa: BLE001 - the metastore and the markers still tell
+        log.warning("could not mark the claim of batch %d of %s committed: %s", batch_id,
+                    query_id, e)
+
+
 def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, body: dict,
-           write_id_state: Callable[[int], str],
+           write_id_state: Callable[[dict], str],
            abort_attempt: Optional[Callable[[dict], None]]) -> Optional[int]:
     """Claim the batch for ``body["writeId"]``; returns the write id that committed it before
     (None: the claim is ours). An earlier attempt's transaction still open is aborted (Spark
@@ -144,7 +163,7 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, body: 
                 fs.delete(path)
             time.sleep(0.05)
             continue
-        state = write_id_state(other)
+        state = COMMITTED if claim.get("committed") else write_id_state(claim)
         if state == COMMITTED:
             return other
         if state == OPEN:

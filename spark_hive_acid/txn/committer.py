@@ -1,10 +1,14 @@
 """Publish and commit: the one commit path of every writer, for either kind of transaction.
 
-1. :func:`~spark_hive_acid.write.publish.publish` records the directories it is about to create
+1. ``txn.register_partitions``: the partitions written become known where the catalog needs them
+   (the metastore: new partitions and the transaction's dynamic-partition write set), before any
+   file of the write is in a table directory. Hive 3.1's Initiator deletes an aborted
+   transaction that wrote nothing it knows of (no ``TXN_COMPONENTS``: a dynamic-partition write
+   before ``add_dynamic_partitions``), and its write id then counts as committed: files published
+   before that call by a writer that died would become visible (fixed in Hive 4, HIVE-21052).
+2. :func:`~spark_hive_acid.write.publish.publish` records the directories it is about to create
    (``txn.record_intent``), creates them and renames the staged files into them. The write id is
    still uncommitted, so no snapshot reads them yet.
-2. ``txn.register_partitions``: the partitions written become known where the catalog needs them
-   (the metastore: new partitions and the transaction's dynamic-partition write set).
 3. ``txn.commit``: from this instant the whole write is visible, all at once; the conflict rules
    of the transaction apply here (a concurrent commit that conflicts makes this one fail, and
    nothing of it stays).
@@ -53,9 +57,10 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
                            inserts_unmatched)
     try:
-        result = publish(fs, table, txn, staged, empty_bases=empty_bases,
-                         partition_dirs=txn.partition_dirs())
-        txn.register_partitions([p for p in result.partitions if p])
+        dirs = txn.partition_dirs()  # before registering: new partitions get default locations
+        txn.register_partitions(sorted({f.partition for f in staged if f.partition}
+                                       | {p for p in empty_bases if p}))
+        result = publish(fs, table, txn, staged, empty_bases=empty_bases, partition_dirs=dirs)
         txn.commit(result, write_set=write_set, properties=properties)
     except BaseException as e:
         if not isinstance(e, HiveAcidError):

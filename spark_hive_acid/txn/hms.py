@@ -35,6 +35,7 @@ from ..metastore.client import MetastoreClient
 from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_type, lock_specs
 from ..metastore.model import PartitionInfo, TableInfo
 from ..metastore.partitions import make_partition_name, partition_values
+from ..metastore.stats import stats_stale_after
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
 from .commit_marker import write_markers
@@ -161,7 +162,8 @@ class HmsTransaction(Transaction):
                     raise InvalidOptionError(f"Table {self.full_name} is not partitioned")
                 names = [make_partition_name(keys, partition_values(keys, p))
                          for p in self._partition_args]
-            self.lock_specs = lock_specs(self.operation, self.table, names, read_infos)
+            self.lock_specs = lock_specs(self.operation, self.table, names, read_infos,
+                                         hive4=self.client.server_kind == "hive4")
             self.txn_id = self.client.open_txn()
             self.state = "open"
             log.info("opened txn %d for %s on %s", self.txn_id, self.operation.value,
@@ -194,6 +196,8 @@ class HmsTransaction(Transaction):
             raise TransactionAbortedError(
                 f"Transaction {self.txn_id} on {self.full_name} was lost while running: {lost}"
             ) from lost
+        if self.operation.allocates_write_id:  # Hive 4 answers queries from stats: no stale ones
+            stats_stale_after(self)
         self._stop_heartbeat()
         try:
             self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]
@@ -448,8 +452,8 @@ class HmsTransaction(Transaction):
             raise
         txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
         txn.location = txn.location or handle.location
-        if table is not None:
-            txn.lock_specs = lock_specs(txn.operation, table)
+        txn.table = table or client.get_table(handle.db, handle.table)  # a dynamic partition write?
+        txn.lock_specs = lock_specs(txn.operation, txn.table, hive4=client.server_kind == "hive4")
         txn.state = "open"
         txn._start_heartbeat()
         return txn

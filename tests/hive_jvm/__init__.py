@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["VERSIONS", "OTHER_POMS", "HiveJvmError", "classpath", "pom_path"]
+__all__ = ["VERSIONS", "OTHER_POMS", "HiveJvmError", "artifact", "classpath", "pom_path"]
 
 _HERE = Path(__file__).resolve().parent
 ROOT = _HERE.parents[1]
@@ -76,3 +76,24 @@ def _resolve(pom: Path, out: Path) -> None:
         raise HiveJvmError(f"Resolving {pom} failed ({' '.join(cmd)}):\n"
                            f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     tmp.replace(out)
+
+
+def artifact(coordinate: str) -> Path:
+    """One artifact from Maven Central (``group:artifact:version[:type[:classifier]]``, not its
+    dependencies) in the local repository under ``.build/m2``; fetched on first use."""
+    group, name, version, *rest = coordinate.split(":")
+    kind = rest[0] if rest else "jar"
+    classifier = f"-{rest[1]}" if len(rest) > 1 else ""
+    path = (LOCAL_REPO / group.replace(".", "/") / name / version
+            / f"{name}-{version}{classifier}.{kind}")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CACHE_DIR / "artifacts.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            cmd = [_mvn(), "-B", "-q", f"-Dmaven.repo.local={LOCAL_REPO}",
+                   "dependency:get", f"-Dartifact={coordinate}", "-Dtransitive=false"]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+            if done.returncode != 0 or not path.exists():
+                raise HiveJvmError(f"Fetching {coordinate} failed ({' '.join(cmd)}):\n"
+                                   f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return path

@@ -1,9 +1,10 @@
-"""A real Hive Metastore 2.3.10 Thrift server, run from the jars inside the pyspark wheel.
+"""A real Hive Metastore Thrift server: 2.3.10 from the jars inside the pyspark wheel, 3.1.3 or
+4.1.0 from Maven Central (tests/hive_jvm) with Hive's compactor threads on.
 
-One server per pytest session (see :mod:`metastore_server.fixtures`). It keeps its Derby database,
-warehouse, ``hive-site.xml`` and log under one directory, listens on a free port chosen on
-127.0.0.1 (Hive 2.3 binds the wildcard address, it has no bind-host setting; clients connect to
-127.0.0.1 only) and is stopped by PID.
+One server per version per pytest session (see :mod:`metastore_server.fixtures`). It keeps its
+Derby database, warehouse, ``hive-site.xml`` and log under one directory, listens on a free port
+chosen on 127.0.0.1 (Hive binds the wildcard address; clients connect to 127.0.0.1 only) and is
+stopped by PID. What differs per version: :mod:`metastore_server.versions`.
 
 Settings and traps: shared/notes/hive-2.3-inside-pyspark.md §2.
 """
@@ -21,9 +22,17 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 from xml.sax.saxutils import escape
 
+from .versions import SPECS, ServerLayout
+
 log = logging.getLogger(__name__)
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
+LAUNCHER_CLASS = "MetastoreLauncher"  # java/MetastoreLauncher.java: schema, then MAIN_CLASS
+#: what Hadoop / Hive 3-4 reflect into on Java 17 (the flags spark-submit passes too)
+JAVA17_OPENS = [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
+    "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
+    "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.util.regex",
+    "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar")]
 
 
 def pyspark_jars_dir() -> Path:
@@ -54,32 +63,26 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def hive_site_settings(base_dir: Path) -> dict[str, str]:
-    """Every setting a Hive 2.3 metastore with the DbTxnManager needs here (notes §2)."""
-    return {
-        "javax.jdo.option.ConnectionURL":
-            f"jdbc:derby:;databaseName={base_dir / 'metastore_db'};create=true",
-        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
-        "datanucleus.schema.autoCreateAll": "true",
-        "hive.metastore.schema.verification": "false",
-        "hive.metastore.warehouse.dir": (base_dir / "warehouse").as_uri(),
-        "hive.support.concurrency": "true",
-        "hive.txn.manager": "org.apache.hadoop.hive.ql.lockmgr.DbTxnManager",
-        "hive.compactor.initiator.on": "false",
-        "hive.compactor.worker.threads": "0",
-        # Trap: the async logger needs com.lmax.disruptor, which is not in the pyspark jars.
-        "hive.async.log.enabled": "false",
-        # Trap: the default BoneCP is not in the pyspark jars; the first txn call would die.
-        "datanucleus.connectionPoolingType": "HikariCP",
-        # Creates TXNS, HIVE_LOCKS, COMPACTION_QUEUE... lazily (TxnDbUtil.prepDb). Side effect:
-        # every lock component must carry an explicit operationType.
-        "hive.in.test": "true",
-        "hive.metastore.event.db.notification.api.auth": "false",
-        # A new Derby database is created from scratch anyway: skip DataNucleus' validation.
-        "datanucleus.schema.validateTables": "false",
-        "datanucleus.schema.validateColumns": "false",
-        "datanucleus.schema.validateConstraints": "false",
-    }
+def hive_site_settings(base_dir: Path, version: str = "hive23") -> dict[str, str]:
+    """Every setting a metastore of ``version`` with the DbTxnManager needs here (notes §2)."""
+    return SPECS[version].settings(ServerLayout(base_dir))
+
+
+#: Hive 3.1 / 4.1: their own log, INFO and up, to <base>/hive.log (log4j2 otherwise prints only
+#: errors to the console)
+LOG4J2 = """status = WARN
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${sys:hive.log.dir}/${sys:hive.log.file}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{ISO8601} %5p [%t] %c{2}: %m%n
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = file
+logger.dn.name = DataNucleus
+logger.dn.level = WARN
+logger.dn2.name = org.datanucleus
+logger.dn2.level = WARN
+"""
 
 
 def write_hive_site(path: Path, settings: Mapping[str, str]) -> None:
@@ -92,19 +95,23 @@ def write_hive_site(path: Path, settings: Mapping[str, str]) -> None:
 
 
 class MetastoreServer:
-    """A Hive Metastore 2.3.10 process with its own Derby database under ``base_dir``."""
+    """A Hive Metastore process (``version``: ``hive23``, ``hive31`` or ``hive41``) with its own
+    Derby database under ``base_dir``."""
 
     def __init__(self, base_dir: Path, *, port: Optional[int] = None,
-                 extra_settings: Optional[Mapping[str, str]] = None, heap: str = "512m",
-                 extra_classpath: Sequence[Path] = ()) -> None:
+                 extra_settings: Optional[Mapping[str, str]] = None, heap: Optional[str] = None,
+                 extra_classpath: Sequence[Path] = (), version: str = "hive23") -> None:
+        if version not in SPECS:
+            raise ValueError(f"unknown metastore version {version!r}; known {sorted(SPECS)}")
+        self.version = version
         self.base_dir = Path(base_dir).resolve()
         self.port = port or free_port()
         self.conf_dir = self.base_dir / "conf"
         self.warehouse = self.base_dir / "warehouse"
         self.log_path = self.base_dir / "metastore.log"
-        self.settings = hive_site_settings(self.base_dir)
+        self.settings = hive_site_settings(self.base_dir, version)
         self.settings.update(extra_settings or {})
-        self.heap = heap
+        self.heap = heap or ("512m" if version == "hive23" else "1g")
         #: put before the pyspark jars (a class here replaces Hive's own of the same name)
         self.extra_classpath = [Path(p) for p in extra_classpath]
         self.process: Optional[subprocess.Popen[bytes]] = None
@@ -118,39 +125,64 @@ class MetastoreServer:
     def pid(self) -> Optional[int]:
         return self.process.pid if self.process else None
 
-    def command(self) -> list[str]:
-        classpath = os.pathsep.join([*map(str, self.extra_classpath), str(self.conf_dir),
-                                     str(pyspark_jars_dir() / "*")])
-        # C1-only JIT and the serial GC: start-up is 3-4x faster on a small, busy machine.
-        return [java_executable(), f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1",
-                "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
-                f"-Dderby.stream.error.file={self.base_dir / 'derby.log'}",
-                # Hive's own log4j2 file (hive-log4j2.properties in hive-common) goes here, not
-                # to /tmp/<user>/hive.log.
-                f"-Dhive.log.dir={self.base_dir}", "-Dhive.log.file=hive.log",
-                "-cp", classpath, MAIN_CLASS, "-p", str(self.port)]
+    @property
+    def label(self) -> str:
+        """``2.3.10``, ``3.1.3`` or ``4.1.0``."""
+        return SPECS[self.version].label
 
-    def start(self, timeout: float = 120.0) -> "MetastoreServer":
+    def command(self) -> list[str]:
+        # C1-only JIT and the serial GC: start-up is 3-4x faster on a small, busy machine.
+        jvm = [java_executable(), f"-Xmx{self.heap}", "-XX:TieredStopAtLevel=1",
+               "-XX:+UseSerialGC", "-Djava.net.preferIPv4Stack=true",
+               f"-Dderby.stream.error.file={self.base_dir / 'derby.log'}",
+               "-Dderby.locks.deadlockTrace=true", "-Dderby.locks.monitor=true",
+               # Hive's own log4j2 file (hive-log4j2.properties in hive-common) goes here, not
+               # to /tmp/<user>/hive.log.
+               f"-Dhive.log.dir={self.base_dir}", "-Dhive.log.file=hive.log"]
+        if self.version == "hive23":
+            classpath = [*map(str, self.extra_classpath), str(self.conf_dir),
+                         str(pyspark_jars_dir() / "*")]
+            return [*jvm, "-cp", os.pathsep.join(classpath), MAIN_CLASS, "-p", str(self.port)]
+        from . import schema
+
+        jars = schema.hive_jars(self.version)
+        classes = schema.launcher_classes(self.version, jars)
+        classpath = [*map(str, self.extra_classpath), str(self.conf_dir), str(classes),
+                     *map(str, jars)]
+        args = [ServerLayout(self.base_dir).derby_url, str(schema.schema_script(self.version))]
+        drops = schema.dropped_columns(self.version)
+        if drops:
+            args += ["--drop-columns", ",".join(drops)]
+        log4j = self.conf_dir / "log4j2-test.properties"
+        return [*jvm, *JAVA17_OPENS, f"-Dlog4j.configurationFile={log4j}",
+                f"-Dlog4j2.configurationFile={log4j}", "-cp", os.pathsep.join(classpath),
+                LAUNCHER_CLASS, *args,
+                "--", "-p", str(self.port)]
+
+    def start(self, timeout: float = 240.0) -> "MetastoreServer":
         """Start the process and wait until the port accepts connections."""
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.warehouse.mkdir(parents=True, exist_ok=True)
         write_hive_site(self.conf_dir / "hive-site.xml", self.settings)
+        (self.conf_dir / "log4j2-test.properties").write_text(LOG4J2, encoding="utf-8")
         env = dict(os.environ)
         env.pop("HIVE_CONF_DIR", None)
         env["HADOOP_USER_NAME"] = env.get("HADOOP_USER_NAME", os.environ.get("USER", "hive"))
-        log.info("starting Hive Metastore 2.3.10 on 127.0.0.1:%d (log %s)", self.port,
+        command = self.command()  # may fetch jars and compile the launcher first
+        log.info("starting Hive Metastore %s on 127.0.0.1:%d (log %s)", self.label, self.port,
                  self.log_path)
         with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(self.command(), stdout=out, stderr=subprocess.STDOUT,
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL, cwd=self.base_dir, env=env)
         atexit.register(self.stop)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"Hive Metastore exited with code {self.process.returncode} "
+                raise RuntimeError(f"Hive Metastore {self.label} exited with code {self.process.returncode} "
                                    f"during start-up; log {self.log_path}:\n{self.log_tail()}")
             if _port_open("127.0.0.1", self.port):
-                log.info("Hive Metastore up: %s (pid %d)", self.uri, self.process.pid)
+                log.info("Hive Metastore %s up: %s (pid %d)", self.label, self.uri,
+                         self.process.pid)
                 return self
             time.sleep(0.2)
         self.stop()
