@@ -17,7 +17,7 @@ from hms_rows import delete_ids, rows_with_ids
 from hive_ref.fixtures import hive_ref  # noqa: F401
 from spark_hive_acid.catalog import table_ref
 from spark_hive_acid.compaction.runner import compact
-from spark_hive_acid.direct import write_table
+from spark_hive_acid.direct import read_table, write_table
 
 pytestmark = pytest.mark.hive
 COLUMNS = [("id", "int"), ("name", "string")]

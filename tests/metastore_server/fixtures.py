@@ -101,7 +101,14 @@ class RunningMetastore:
             while self.version == "hive41" and time.monotonic() < deadline and any(
                     x.state == "working" for x in c.compactions()):
                 time.sleep(0.5)
-            return c.txn_states().open_ids
+            open_ids = c.txn_states().open_ids
+            # the Worker marks its compaction done inside its transaction, just before it commits
+            # it: one seen open here may be that one, so it must stay open a while to count as ours
+            settle = time.monotonic() + (10.0 if self.version == "hive41" else 0.0)
+            while open_ids and time.monotonic() < settle:
+                time.sleep(0.5)
+                open_ids = c.txn_states().open_ids
+            return open_ids
 
     def client(self, **kwargs: Any) -> Any:
         """A new, not yet connected :class:`spark_hive_acid.metastore.MetastoreClient`."""
