@@ -94,14 +94,13 @@ def directories(ctx: PartitionContext) -> list[dict]:
                         "writeIds": [d.min_write_id, d.max_write_id],
                         "reason": _why_ignored(d, t.write_ids, st)})
     for f in st.original_files:
-        rows = _rows(ctx, f)
         out.append({"dir": f.path.rsplit("/", 1)[-1], "status": ORIGINAL, "kind": "original",
-                    "files": 1, "bytes": f.size, "rows": rows})
+                    "files": 1, "bytes": f.size, "rows": _rows(ctx, f)})
     ctx.cache["directories"] = out
     return out
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -38,7 +38,7 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     ``known_partitions`` (names, [(location, raw values)]) comes from a metastore; without it the
     partitions are discovered from ``k=v`` directory names below the table, or taken from
     ``tree``, a walk already made (for the snapshot of a table without a log)."""
-    walked = [tree]
+    walked = [tree] if tree is not None else []  # used by the first listing only
 
     def listing():
         if known_partitions is not None:
@@ -46,8 +46,7 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
             listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
                                         missing_ok=True) if leaves else {}
             return names, leaves, {p: listed[p] for p, _ in leaves}
-        found = walked.pop() if walked[0] is not None else walk_partitions(fs, table_path)
-        walked.append(None)
+        found = walked.pop() if walked else walk_partitions(fs, table_path)
         return found.names, [(p, vals) for p, _, vals in found.leaves], found.children
 
     names, leaves, children_by_leaf = listing_without_installs(fs, table_path, listing)

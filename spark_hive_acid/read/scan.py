@@ -14,7 +14,7 @@ import functools
 import logging
 import os
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import pyarrow as pa
 
@@ -102,7 +102,7 @@ class TableScan:
         return TableScan(self.source, dataclasses.replace(
             self.options, columns=tuple(columns) if columns is not None else None))
 
-    def with_options(self, **changes: object) -> "TableScan":
+    def with_options(self, **changes: Any) -> "TableScan":
         """This scan with read settings changed (``split_bytes=...``; a new scan)."""
         return TableScan(self.source, dataclasses.replace(self.options, **changes))
 

@@ -7,13 +7,15 @@ import io
 from typing import BinaryIO
 
 import pyarrow as pa
+import pyorc
+from pyorc.converters import ORCConverter
 
 from ..acid.types import normalize_read_type
 from ..io.filesystem import FileSystem
 from .plan import FileSlice
 
 
-class _MicrosConverter:
+class _MicrosConverter(ORCConverter):
     """pyorc converter: ORC timestamps as integer microseconds (no datetime range limits)."""
 
     @staticmethod
@@ -25,7 +27,7 @@ class _MicrosConverter:
         raise NotImplementedError
 
 
-class _DaysConverter:
+class _DaysConverter(ORCConverter):
     """pyorc converter: ORC dates as integer days (Python dates stop at year 1; hybrid-calendar
     files hold earlier day numbers, e.g. Julian 0001-01-01)."""
 
@@ -41,8 +43,6 @@ class _DaysConverter:
 def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
                              schema: pa.Schema) -> pa.RecordBatch:
     """Decode one stripe with pyorc: timestamps as microseconds, dates as day numbers."""
-    import pyorc
-
     target = pa.schema([pa.field(f.name, normalize_read_type(f.type, f.name)) for f in schema])
     with s_open(fs, s) as fh:
         reader = pyorc.Reader(fh, struct_repr=pyorc.StructRepr.DICT,

@@ -100,15 +100,16 @@ def stripes_to_skip(reader, conds: Sequence[Cond], column_paths: dict[str, Optio
 class StripeKeys:
     """ROW__ID parts of one stripe that its statistics prove, so they need not be decoded.
 
-    ``write_id`` / ``bucket``: the value when the column is constant in the stripe, else None.
+    ``write_id`` / ``bucket``: the one value of each in the stripe (``stripe_keys`` keeps only
+    stripes where both are constant).
     ``first_row_id``: when write id and bucket are constant and the row ids span exactly as many
     values as the stripe has rows, row i has ``first_row_id + i``: insert events are strictly
     increasing in (originalWriteId, bucket, rowId) within a file (docs/format.md §5.4),
     so with the first two constant, rowIds are strictly increasing and min..max leaves no gap.
     """
 
-    write_id: Optional[int]
-    bucket: Optional[int]
+    write_id: int
+    bucket: int
     first_row_id: Optional[int]
 
     @property

@@ -142,6 +142,7 @@ class HiveAcidReader(DataSourceReader):
                 typ = self.scan.partition_columns[i].type
                 cols[name] = pa.array([p.values[i] for p in plan.partitions], pa.string()).cast(typ)
             mask = evaluate_all(part_conds, cols)
+            assert mask is not None, "part_conds is not empty"
             keep = {i for i, v in enumerate(mask.to_pylist()) if v}
         tasks = self.scan.tasks()
         if keep is not None:

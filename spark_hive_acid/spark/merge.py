@@ -114,17 +114,19 @@ class HiveAcidMergeBuilder:
             is_matched = target[marker].isNotNull()
             if self._matched and not analysis_only(load):
                 self._check_cardinality(joined, target, spec.partition_names)
-            action = None
-            values: dict[str, Column] = {n: None for n in names}  # type: ignore[misc]
-            dels, ins = None, None
+            action: Optional[Column] = None
+            values: dict[str, Optional[Column]] = {n: None for n in names}
+            dels: Optional[Column] = None
+            ins: Optional[Column] = None
 
-            def add(chain, cond, val):
+            def add(chain: Optional[Column], cond: Column, val: Column) -> Column:
                 return F.when(cond, val) if chain is None else chain.when(cond, val)
 
             for i, (kind, cond, setting) in enumerate(self._matched):
                 action = add(action, is_matched & _col(cond), F.lit(i))
             for k, (kind, cond, setting) in enumerate(self._not_matched):
                 action = add(action, ~is_matched & _col(cond), F.lit(100 + k))
+            assert action is not None, "execute() refuses a MERGE without clauses"
             act = F.col("__hiveacid_action")
             for i, (kind, cond, setting) in enumerate(self._matched):
                 if kind == "delete":
@@ -151,8 +153,9 @@ class HiveAcidMergeBuilder:
                     (dels if dels is not None else F.lit(None)).cast("int").alias(dml.DEL_STMT),
                     (ins if ins is not None else F.lit(None)).cast("int").alias(dml.INS_STMT)]
             cols += [target[p].alias(dml.OLD_PREFIX + p) for p in spec.partition_names]
-            cols += [(values[n] if values[n] is not None else F.lit(None).cast(types[n])).alias(n)
-                     for n in names]
+            for n in names:
+                value = values[n]
+                cols.append((value if value is not None else F.lit(None).cast(types[n])).alias(n))
             return rows.select(cols)
 
         return table.run("merge", build, inserts_unmatched=bool(self._not_matched))

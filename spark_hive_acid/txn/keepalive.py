@@ -210,6 +210,7 @@ def spawn_keepalive_process(target_ref: str, target_args: dict[str, Any], interv
             [sys.executable, "-m", HELPER_MODULE, json.dumps(cfg)], stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=errlog, env=env, close_fds=True,
             start_new_session=True)
+    assert proc.stdout is not None  # stdout=PIPE
     try:
         line = _read_line(proc.stdout, PROCESS_START_TIMEOUT_S)
     finally:

@@ -178,7 +178,7 @@ def merge_column_statistics(stats: list[bytes]) -> bytes:
     if any(_C_HAS_NULL in m for m in msgs):
         out += _key(_C_HAS_NULL, 0) + varint(int(any(_uint(m, _C_HAS_NULL) for m in msgs)))
     if all(_C_BYTES in m for m in msgs):
-        out += _key(_C_BYTES, 0) + varint(sum(_uint(m, _C_BYTES) for m in msgs))
+        out += _key(_C_BYTES, 0) + varint(sum(_uint(m, _C_BYTES) or 0 for m in msgs))
     return out
 
 
@@ -233,6 +233,8 @@ def concat_orc(fs: FileSystem, sources: Sequence[str], target: str,
             with fs.open_input(s.path, size=s.tail.size) as f:
                 for st in s.stripes:
                     start = _uint(st, _S_OFFSET)
+                    if start is None:
+                        raise CorruptFileError(f"{s.path}: a stripe without its offset")
                     length = sum(_uint(st, n) or 0 for n in (_S_INDEX, _S_DATA, _S_FOOTER))
                     _copy(f, out, start, length, s.path)
                     body = _key(_S_OFFSET, 0) + varint(offset) + b"".join(
