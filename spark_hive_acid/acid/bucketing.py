@@ -102,7 +102,7 @@ def _text_hash(arr: pa.Array, kind: str, max_len: Optional[int], version: int) -
 # ------------------------------------------------------------------------------------------------
 
 
-def _numbers(arr: pa.Array, dtype) -> np.ndarray:
+def _numbers(arr: pa.Array, dtype: type[np.number]) -> np.ndarray:
     return np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False)).astype(dtype)
 
 

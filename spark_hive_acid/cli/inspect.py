@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from ..acid.names import ParsedDir, parse_bucket_file
 from ..acid.orc import open_orc, sniff_format
 from ..acid.snapshot import LONG_MAX, RangeResponse, ValidIdList
+from ..acid.state import AcidState
 from ..compaction.initiator import decide_listing
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
@@ -53,7 +54,7 @@ def _rows(ctx: PartitionContext, f: FileStatus) -> Optional[int]:
         return None
 
 
-def _why_ignored(d: ParsedDir, ids: ValidIdList, state) -> str:
+def _why_ignored(d: ParsedDir, ids: ValidIdList, state: AcidState) -> str:
     if d.path in state.obsolete:
         return "obsolete: covered by the base or a wider delta the snapshot reads"
     if d.path in state.aborted:

@@ -37,6 +37,10 @@ from .plan import Unit
 log = logging.getLogger(__name__)
 
 
+#: The first and the last (originalTransaction, bucket, rowId) of a file.
+KeyRange = tuple[tuple[int, int, int], tuple[int, int, int]]
+
+
 @dataclass(frozen=True)
 class UnitResult:
     """What a unit wrote (picklable, returned to the driver)."""
@@ -51,7 +55,7 @@ class UnitResult:
     bytes: int
     # (first, last) (originalTransaction, bucket, rowId) written: how segments of one file are
     # checked to follow each other (compaction.segments); None without rows
-    keys: Optional[tuple[tuple[int, int, int], tuple[int, int, int]]] = None
+    keys: Optional[KeyRange] = None
     fallback: bool = False  # written with the fallback (microsecond) row type
 
 

@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 ASSEMBLY_ROWS = 256 * 1024  # rows per yielded batch at most
 _UNIT_RANK = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
+#: (originalWriteId, bucketProperty, rowId) of a batch's rows.
+RowKeys = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 ROW_ID_TYPE = pa.struct([pa.field("writeId", pa.int64()), pa.field("bucketId", pa.int32()),
                          pa.field("rowId", pa.int64())])
 
@@ -172,16 +175,17 @@ class TaskReader:
             raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
 
     def _keys(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch, row_base: int,
-              known: Optional[StripeKeys] = None, offset: int = 0):
-        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or (None,)*3.
+              known: Optional[StripeKeys] = None, offset: int = 0) -> Optional[RowKeys]:
+        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or None (no ROW__IDs).
         ``known``: what the stripe's statistics prove (those columns were not decoded);
         ``offset``: the batch's first row within its stripe."""
         n = batch.num_rows
         if layout.read_keys:
             names = layout.names
             if known is None:
-                return tuple(key_arrays(batch, [names["originalTransaction"], names["bucket"],
-                                                names["rowId"]], s.path))
+                owid, bp, rid = key_arrays(batch, [names["originalTransaction"], names["bucket"],
+                                                   names["rowId"]], s.path)
+                return owid, bp, rid
             first = known.first_row_id
             return (np.full(n, known.write_id, dtype=np.int64),
                     np.full(n, known.bucket, dtype=np.int32),
@@ -193,7 +197,7 @@ class TaskReader:
             return (np.full(n, s.synthetic_write_id, dtype=np.int64),
                     np.full(n, bucket, dtype=np.int32),
                     np.arange(first, first + n, dtype=np.int64))
-        return None, None, None
+        return None
 
     def _assemble(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch,
                   row_base: int, known: Optional[StripeKeys] = None,
@@ -202,16 +206,16 @@ class TaskReader:
         mask: Optional[np.ndarray] = None
         deletes = layout.deletes
         deleted: Optional[np.ndarray] = None
-        owid = bp = rid = None
+        keys: Optional[RowKeys] = None
         if (known is not None and known.first_row_id is not None and not self.needs_row_id
                 and isinstance(deletes, DeleteEventSet)):
             # rows proven to be one (writeId, bucket) and a rowId range: look the range up directly
             deleted = deletes.deleted_range_mask(known.write_id, known.bucket,
                                                  known.first_row_id + offset, n)
         else:
-            owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
-            if deletes is not None and owid is not None:
-                deleted = deletes.deleted_mask(owid, bp, rid)
+            keys = self._keys(s, layout, batch, row_base, known, offset)
+            if deletes is not None and keys is not None:
+                deleted = deletes.deleted_mask(*keys)
         if layout.check_current_write_id:
             cur = key_arrays(batch, [layout.names["currentTransaction"]], s.path)[0]
             valid = self.spec.write_ids.valid_mask(cur)
@@ -231,9 +235,10 @@ class TaskReader:
                 arr = data[col.index]
             elif col.kind == "partition":
                 arr = _constant(self.spec.partition_values[s.partition_index][col.index], field.type, n)
-            elif owid is None:  # insert-only tables have no ROW__ID
+            elif keys is None:  # insert-only tables have no ROW__ID
                 arr = pa.nulls(n, ROW_ID_TYPE)
             else:
+                owid, bp, rid = keys
                 arr = pa.StructArray.from_arrays(
                     [pa.array(owid, pa.int64()), pa.array(bp, pa.int32()), pa.array(rid, pa.int64())],
                     fields=list(ROW_ID_TYPE))

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import io
-from typing import BinaryIO
+from datetime import tzinfo
+from typing import BinaryIO, NoReturn
 
 import pyarrow as pa
 import pyorc
@@ -19,11 +20,11 @@ class _MicrosConverter(ORCConverter):
     """pyorc converter: ORC timestamps as integer microseconds (no datetime range limits)."""
 
     @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone) -> int:
+    def from_orc(seconds: int, nanoseconds: int, timezone: tzinfo) -> int:
         return seconds * 1_000_000 + nanoseconds // 1000
 
     @staticmethod
-    def to_orc(obj, timezone):  # pragma: no cover - never written through this converter
+    def to_orc(obj: object, timezone: tzinfo) -> NoReturn:  # pragma: no cover - never written
         raise NotImplementedError
 
 
@@ -36,7 +37,7 @@ class _DaysConverter(ORCConverter):
         return days
 
     @staticmethod
-    def to_orc(obj):  # pragma: no cover - never written through this converter
+    def to_orc(obj: object) -> NoReturn:  # pragma: no cover - never written through this converter
         raise NotImplementedError
 
 

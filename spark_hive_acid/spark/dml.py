@@ -36,7 +36,7 @@ from ..acid.layout import TableLayout
 from ..catalog.base import TableRef
 from ..exceptions import UnsupportedOperationError
 from ..io.filesystem import FileSystem
-from ..acid.names import ROW_ID_COLUMN as ROW_ID
+from ..acid.names import ROW_ID_COLUMN
 from ..txn.session import WriteSession
 from ..txn.keepalive import TaskHeartbeat
 from ..acid.layout import staging_dir
@@ -47,6 +47,7 @@ from ._compat import map_in_arrow
 
 log = logging.getLogger(__name__)
 
+ROW_ID = ROW_ID_COLUMN  # the target's row__id column in the plan
 DEL_STMT, INS_STMT = "__hiveacid_del_stmt", "__hiveacid_ins_stmt"
 OWID, BP, RID = "__hiveacid_owid", "__hiveacid_bp", "__hiveacid_rid"
 OLD_PREFIX = "__hiveacid_old_"
