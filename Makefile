@@ -8,7 +8,7 @@ WAREHOUSE ?= warehouse
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv demo test test-fast bench clean jvm-deps docs
+.PHONY: venv demo test test-fast typecheck bench clean jvm-deps docs
 
 $(STAMP): pyproject.toml setup.cfg
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,13 +25,17 @@ demo: $(STAMP)
 	$(PY) examples/sql_time_travel_cli.py $(WAREHOUSE)/sql_demo
 	$(PY) examples/read_table.py --skip-without-corpus $(WAREHOUSE)
 
+# mypy, configured in pyproject.toml ([tool.mypy]); the cache makes a second run take a second
+typecheck: $(STAMP)
+	$(PY) -m mypy --cache-dir .build/mypy_cache spark_hive_acid
+
 # HIVE_ACID_SLOW_TESTS=1: also the tests that start a second metastore / kill a second driver.
 # Corpus tests are skipped without the corpus (HIVE_ACID_CORPUS), and fail without it under CI=true.
-test: $(STAMP)
+test: $(STAMP) typecheck
 	HIVE_ACID_SLOW_TESTS=1 $(PY) -m pytest -p no:cacheprovider tests
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark"
+	$(PY) -m pytest -p no:cacheprovider tests -m "not hive and not spark and not typecheck"
 
 # Hive 3.1.3 and 4.1.0 (and Hadoop's MiniDFSCluster) from Maven Central into .build/m2 (the tests
 # do this on first use too), and Hive's Derby schema scripts for their test metastores

@@ -6,6 +6,8 @@ Without Spark, ``read_table`` / ``write_table`` read and write in this process.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
@@ -13,7 +15,7 @@ __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_ta
            "register_view", "sql", "__version__"]
 
 
-def register(spark) -> None:
+def register(spark: Any) -> None:
     """Register the ``hiveacid`` format on a SparkSession (needed only where the package is not
     importable by Spark's Python workers at JVM start, e.g. a session created before install)."""
     from .spark.datasource import HiveAcidDataSource
@@ -21,7 +23,7 @@ def register(spark) -> None:
     spark.dataSource.register(HiveAcidDataSource)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "HiveAcidTable":
         from .spark.table import HiveAcidTable
 

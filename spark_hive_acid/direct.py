@@ -82,7 +82,7 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     return dict(result.metrics, **txn.ids())
 
 
-def read_table(path: str, **options: str) -> pa.Table:
+def read_table(path: str, **options: object) -> pa.Table:
     """Read a table in-process (no Spark), e.g. ``read_table(p, validWriteIds='db.t:5:...')``."""
     opts = {"path": path, **{k: str(v).lower() if isinstance(v, bool) else str(v)
                              for k, v in options.items()}}

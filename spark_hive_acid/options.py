@@ -25,21 +25,22 @@ from typing import Any, Iterable, Mapping, Optional
 
 from .exceptions import InvalidOptionError, UnknownOptionError
 
-from .options_table import (  # noqa: F401  (the registry's vocabulary, used as opt.READ etc.)
-    BOOL,
-    CHOICE,
-    COLUMNS,
-    INT,
-    METASTORE,
-    OPTIONS,
-    PROPERTIES,
-    RAW,
-    READ,
-    SECONDS,
-    STORAGE,
-    STR,
-    WRITE,
-    Option,
+# the registry's vocabulary, used as opt.READ etc. (explicit re-exports: ``X as X``)
+from .options_table import (
+    BOOL as BOOL,
+    CHOICE as CHOICE,
+    COLUMNS as COLUMNS,
+    INT as INT,
+    METASTORE as METASTORE,
+    OPTIONS as OPTIONS,
+    PROPERTIES as PROPERTIES,
+    RAW as RAW,
+    READ as READ,
+    SECONDS as SECONDS,
+    STORAGE as STORAGE,
+    STR as STR,
+    WRITE as WRITE,
+    Option as Option,
 )
 
 BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}

@@ -37,7 +37,7 @@ per distinct value.
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -68,8 +68,9 @@ def _java_bytes_hash(data: bytes, start: int) -> int:
 
 
 def _per_distinct(arr: pa.Array, fn: Callable[[bytes], int],
-                  to_bytes: Callable[[object], bytes]) -> np.ndarray:
-    """Apply a scalar hash to each distinct value once (nulls get 0, masked by the caller)."""
+                  to_bytes: Callable[[Any], bytes]) -> np.ndarray:
+    """Apply a scalar hash to each distinct value once (nulls get 0, masked by the caller);
+    ``to_bytes`` gets each value as ``to_pylist()`` gives it."""
     enc = pc.dictionary_encode(arr)
     table = np.zeros(len(enc.dictionary) + 1, dtype=np.int32)
     for i, v in enumerate(enc.dictionary.to_pylist()):
@@ -101,7 +102,7 @@ def _text_hash(arr: pa.Array, kind: str, max_len: Optional[int], version: int) -
 # ------------------------------------------------------------------------------------------------
 
 
-def _numbers(arr: pa.Array, dtype) -> np.ndarray:
+def _numbers(arr: pa.Array, dtype: type[np.number]) -> np.ndarray:
     return np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False)).astype(dtype)
 
 

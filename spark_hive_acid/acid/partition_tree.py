@@ -56,7 +56,8 @@ def walk_partitions(fs: FileSystem, table_path: str,
         return PartitionTree([], [(table_path, "", ())], {table_path: root_children})
     names: list[str] = []
     tree = PartitionTree(names, [], {})
-    frontier = [(table_path, "", (), root_children)]
+    frontier: list[tuple[str, str, tuple[str, ...], list[FileStatus]]] = [
+        (table_path, "", (), root_children)]
     depth = 0
     while frontier:
         level_parts = [(p, rel, vals, ch, partition_children(ch)) for p, rel, vals, ch in frontier]

@@ -74,7 +74,7 @@ class _BaseJudge:
             return True
         if base.path not in self._cache:
             meta = read_metadata_file(self.fs, base.path)
-            self._cache[base.path] = bool(meta) and meta.get("dataFormat") == "compacted"
+            self._cache[base.path] = meta is not None and meta.get("dataFormat") == "compacted"
         return self._cache[base.path]
 
     def is_valid_base(self, base: ParsedDir, wids: ValidIdList) -> bool:

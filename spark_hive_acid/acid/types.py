@@ -15,7 +15,9 @@ _PRIMITIVES = {
 
 def _split_top(s: str) -> list[str]:
     """Split on commas that are not nested inside <> or ()."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in s:
         if ch in "<(":
             depth += 1

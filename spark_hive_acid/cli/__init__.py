@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
 from .inspect import inspect_table, render
-from .target import open_target
+from .target import Target, open_target
 from .validate import validate_table
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def _time(t: Optional[float]) -> str:
     return _dt.datetime.fromtimestamp(t, tz=_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _history(args: argparse.Namespace, target) -> int:
+def _history(args: argparse.Namespace, target: Target) -> int:
     entries = target.ref.history()
     if args.limit is not None:
         if args.limit < 1:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from ..acid.names import ParsedDir, parse_bucket_file
 from ..acid.orc import open_orc, sniff_format
 from ..acid.snapshot import LONG_MAX, RangeResponse, ValidIdList
+from ..acid.state import AcidState
 from ..compaction.initiator import decide_listing
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
@@ -53,7 +54,7 @@ def _rows(ctx: PartitionContext, f: FileStatus) -> Optional[int]:
         return None
 
 
-def _why_ignored(d: ParsedDir, ids: ValidIdList, state) -> str:
+def _why_ignored(d: ParsedDir, ids: ValidIdList, state: AcidState) -> str:
     if d.path in state.obsolete:
         return "obsolete: covered by the base or a wider delta the snapshot reads"
     if d.path in state.aborted:
@@ -94,14 +95,13 @@ def directories(ctx: PartitionContext) -> list[dict]:
                         "writeIds": [d.min_write_id, d.max_write_id],
                         "reason": _why_ignored(d, t.write_ids, st)})
     for f in st.original_files:
-        rows = _rows(ctx, f)
         out.append({"dir": f.path.rsplit("/", 1)[-1], "status": ORIGINAL, "kind": "original",
-                    "files": 1, "bytes": f.size, "rows": rows})
+                    "files": 1, "bytes": f.size, "rows": _rows(ctx, f)})
     ctx.cache["directories"] = out
     return out
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -12,7 +12,7 @@ from ..catalog import MetastoreTable, PathTable, TableRef
 from ..exceptions import MetastoreNotConfiguredError, NotAnAcidTableError, TableNotFoundError
 from ..io.filesystem import FileSystem
 from ..metastore.uris import resolve_metastore_uris
-from ..read.source import TableSource
+from ..read.source import KnownPartitions, TableSource
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Target:
         return self.source.layout
 
     @property
-    def known_partitions(self) -> Optional[tuple]:
+    def known_partitions(self) -> Optional[KnownPartitions]:
         return self.source.known_partitions
 
 

@@ -43,8 +43,9 @@ class Report:
     def add(self, where: str, problem: str) -> None:
         self.problems.append(f"{where}: {problem}")
 
-    def guard(self, where: str, check: Callable[[], None]) -> None:
-        """Run ``check``; anything it raises is a problem of ``where``, never a crash."""
+    def guard(self, where: str, check: Callable[[], object]) -> None:
+        """Run ``check`` (what it returns is not used); anything it raises is a problem of
+        ``where``, never a crash."""
         try:
             check()
         except Exception as e:  # noqa: BLE001 - report, do not crash, whatever the damage
@@ -116,7 +117,7 @@ def check_acid_file(target: Target, d: ParsedDir, f: FileStatus, report: Report)
     else:
         raw = meta.get(KEY_INDEX.encode(), meta.get(KEY_INDEX))
         text = raw.decode() if isinstance(raw, bytes) else str(raw)
-        listed = []
+        listed: list[tuple[object, ...]] = []
         for part in [p for p in text.split(";") if p]:
             try:
                 listed.append(tuple(int(x) for x in part.split(",")))

@@ -33,8 +33,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..acid.layout import STAGING_DIR
-from ..acid.logstate import ABORTED, install_names, installs_in_progress, load_state, read_events
+from ..acid.logstate import (
+    ABORTED, LogState, install_names, installs_in_progress, load_state, read_events,
+)
 from ..acid.snapshot import ValidIdList
+from ..acid.state import AcidState
 from ..exceptions import InvalidOptionError, PathNotFoundError
 from ..io.filesystem import FileSystem
 from ..read.listing import list_table
@@ -156,7 +159,7 @@ def _commit_times(fs: FileSystem, table_path: str) -> tuple[dict[int, tuple[str,
     return times, outputs
 
 
-def _visible_since(st, rel: str, times: dict[int, tuple[str, float]],
+def _visible_since(st: AcidState, rel: str, times: dict[int, tuple[str, float]],
                    outputs: dict[str, float]) -> Optional[float]:
     """When the directories that hide the obsolete ones became visible (the newest of their
     times); None when one of them is unknown to the log (written by Hive)."""
@@ -174,7 +177,7 @@ def _visible_since(st, rel: str, times: dict[int, tuple[str, float]],
     return newest
 
 
-def _stale_staging(fs: FileSystem, table_path: str, state, times: dict[int, tuple[str, float]],
+def _stale_staging(fs: FileSystem, table_path: str, state: LogState, times: dict[int, tuple[str, float]],
                    now: float, grace_s: float) -> list[str]:
     root = fs.join(table_path, STAGING_DIR)
     try:

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+from ..catalog.base import TableRef
 from ..exceptions import InvalidOptionError
+from ..read.listing import PartitionListing
+from ..read.plan import TablePlan
 
 NUM_THRESHOLD = "hive.compactor.delta.num.threshold"
 PCT_THRESHOLD = "hive.compactor.delta.pct.threshold"
@@ -47,8 +50,9 @@ def thresholds(properties: Mapping[str, str]) -> tuple[int, float, bool]:
     return num, pct, props.get(NO_AUTO_COMPACTION, "").strip().lower() != "true"
 
 
-def decide_partition(listing, num: int, pct: float, insert_only: bool = False) -> dict[str, Any]:
-    """The decision for one partition (``read.listing.PartitionListing``)."""
+def decide_partition(listing: PartitionListing, num: int, pct: float,
+                     insert_only: bool = False) -> dict[str, Any]:
+    """The decision for one partition."""
     st = listing.state
     base_bytes = (sum(f.size for f in listing.dir_files.get(st.base.path, []))
                   if st.base is not None else sum(f.size for f in st.original_files))
@@ -75,7 +79,7 @@ def decide_partition(listing, num: int, pct: float, insert_only: bool = False) -
             "originalFiles": len(st.original_files)}
 
 
-def decide_listing(listing, properties: Mapping[str, str], insert_only: bool = False
+def decide_listing(listing: PartitionListing, properties: Mapping[str, str], insert_only: bool = False
                    ) -> dict[str, Any]:
     """The decision for one partition under the table's ``properties`` (thresholds and
     ``no_auto_compaction``), with the thresholds used."""
@@ -87,11 +91,11 @@ def decide_listing(listing, properties: Mapping[str, str], insert_only: bool = F
     return entry
 
 
-def decide(plan, properties: Mapping[str, str], insert_only: bool = False
+def decide(plan: TablePlan, properties: Mapping[str, str], insert_only: bool = False
            ) -> list[dict[str, Any]]:
-    """One entry per partition of a planned table (``read.plan.TablePlan`` at its current
-    snapshot): ``partition``, ``decision`` ("major", "minor" or None), ``reason``, ``deltas``,
-    ``deltaBytes``, ``baseBytes``, ``ratio``, ``base``, ``originalFiles``, ``thresholds``."""
+    """One entry per partition of a planned table (at its current snapshot): ``partition``,
+    ``decision`` ("major", "minor" or None), ``reason``, ``deltas``, ``deltaBytes``,
+    ``baseBytes``, ``ratio``, ``base``, ``originalFiles``, ``thresholds``."""
     thresholds(properties)  # a bad property fails even for a table without partitions
     out = []
     root = plan.table_path.rstrip("/")
@@ -103,7 +107,7 @@ def decide(plan, properties: Mapping[str, str], insert_only: bool = False
     return out
 
 
-def decide_for_table(table) -> list[dict[str, Any]]:
+def decide_for_table(table: TableRef) -> list[dict[str, Any]]:
     """:func:`decide` for a ``catalog`` table reference, at its current committed snapshot (the
     entry point for ``hiveacid inspect``)."""
     scan = table.scan()

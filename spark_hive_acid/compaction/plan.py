@@ -27,6 +27,7 @@ from ..io.filesystem import FileSystem
 from ..read.listing import PartitionListing
 from ..read.plan import ORIGINAL, RAW, FileSlice, TablePlan
 from ..read.reader import ReadSpec
+from ..read.scan import TableScan
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,7 @@ def exact_type(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def read_spec_for(scan, row_type: pa.StructType) -> ReadSpec:
+def read_spec_for(scan: TableScan, row_type: pa.StructType) -> ReadSpec:
     """The reader's spec for compaction: ROW__ID (full-ACID tables) plus every data column, in
     table order, of the types of ``row_type``."""
     from ..read.reader import ROW_ID_TYPE

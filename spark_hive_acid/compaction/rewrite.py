@@ -37,6 +37,10 @@ from .plan import Unit
 log = logging.getLogger(__name__)
 
 
+#: The first and the last (originalTransaction, bucket, rowId) of a file.
+KeyRange = tuple[tuple[int, int, int], tuple[int, int, int]]
+
+
 @dataclass(frozen=True)
 class UnitResult:
     """What a unit wrote (picklable, returned to the driver)."""
@@ -51,7 +55,7 @@ class UnitResult:
     bytes: int
     # (first, last) (originalTransaction, bucket, rowId) written: how segments of one file are
     # checked to follow each other (compaction.segments); None without rows
-    keys: Optional[tuple[tuple[int, int, int], tuple[int, int, int]]] = None
+    keys: Optional[KeyRange] = None
     fallback: bool = False  # written with the fallback (microsecond) row type
 
 
@@ -102,6 +106,7 @@ def _sorted_inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.Str
         log.warning("%s: the input files' rows are not in ROW__ID order; sorting them in memory",
                     unit.path)
         result = _inserts(fs, unit, spec, row_type, compression, sort_all=True)
+        assert result is not None, "sorted in memory, the rows are in order"
     return result
 
 
@@ -142,7 +147,8 @@ def _inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
     that order breaks ROW__ID order, unless ``sort_all`` sorts the rows in memory first."""
     writer = AcidFileWriter(fs, unit.path, row_type, compression=compression,
                             stripe_size=unit.stripe_size or (64 << 20))
-    first = last = None
+    first: Optional[tuple[int, int, int]] = None
+    last: Optional[tuple[int, int, int]] = None
     try:
         if sort_all:
             batches = list(_rows(fs, unit, spec))
@@ -173,7 +179,7 @@ def _inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
         raise
     return UnitResult(unit.partition, unit.dir_name, unit.bucket, summary.path, summary.inserts, 0,
                       slice_rows(fs, unit), file_size(fs, summary.path),
-                      None if first is None else (first, last))
+                      None if first is None or last is None else (first, last))
 
 
 def _deletes(fs: FileSystem, unit: Unit, write_ids: ValidIdList, row_type: pa.StructType,

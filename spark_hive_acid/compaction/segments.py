@@ -20,14 +20,14 @@ import dataclasses
 import logging
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..exceptions import CorruptFileError
 from ..io.filesystem import FileSystem
 from ..read.plan import FileSlice, balance_slices
 from ..write.acid_file import concat_acid_files
 from .plan import Unit
-from .rewrite import UnitResult, file_size, slice_rows
+from .rewrite import KeyRange, UnitResult, file_size, slice_rows
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ def join(fs: FileSystem, work: Sequence[Work], results: Sequence[UnitResult],
     return out
 
 
-def _why_not_joinable(parts: list[UnitResult]):
+def _why_not_joinable(parts: list[UnitResult]) -> Optional[str]:
     if len({p.fallback for p in parts}) > 1:
         return "its segments hold timestamps of different precisions"
     last = None
@@ -142,7 +142,7 @@ def _why_not_joinable(parts: list[UnitResult]):
     return None
 
 
-def _span(keys: list):
+def _span(keys: list[Optional[KeyRange]]) -> Optional[KeyRange]:
     present = [k for k in keys if k is not None]
     return (present[0][0], present[-1][1]) if present else None
 

@@ -28,6 +28,7 @@ import pyarrow.orc as po
 
 from ..exceptions import CorruptFileError
 from ..io.protobuf import fields, payload, read_varint
+from .pushdown import Cond
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +208,7 @@ def _window(arr: pa.Array) -> tuple[pa.Array, int, int]:
     return offsets, start, end - start
 
 
-def stats_decide_exactly(cond) -> bool:
+def stats_decide_exactly(cond: Cond) -> bool:
     """Whether ORC statistics of a hybrid file (raw day numbers) still decide ``cond`` as the
     rebased values would. Rebasing only changes values before 1582-10-15, maps them to values
     before it and keeps their order, so a comparison with a later literal is unchanged."""

@@ -176,11 +176,12 @@ def read_changes(fs: FileSystem, spec: ChangeSpec, task: ChangeTask) -> Iterator
 
 def _deleted_rows(fs: FileSystem, spec: ChangeSpec, s: FileSlice) -> Iterator[pa.RecordBatch]:
     """The rows of slice ``s`` deleted in the range, with the deleting write id."""
-    events = _delete_events(fs, s, spec.rng)
+    rng = spec.rng
+    assert rng is not None, "delete tasks are planned for a range only (plan_changes)"
+    events = _delete_events(fs, s, rng)
     if events.num_rows == 0:
         return
-    at_b = ValidIdList.of(spec.rng.high_watermark, [], sorted(spec.rng.aborted),
-                          spec.rng.table_name)
+    at_b = ValidIdList.of(rng.high_watermark, [], sorted(rng.aborted), rng.table_name)
     reader = TaskReader(fs, replace(spec.data, write_ids=at_b))
     for batch in reader.read(ReadTask((replace(s, deletes=()),))):
         rid = batch.column(0)

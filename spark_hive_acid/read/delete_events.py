@@ -80,12 +80,11 @@ class DeleteEventSet:
             return None
         pairs = pair_keys(write_ids, bucket_props)
         if pairs[0] == pairs[-1] and (len(pairs) < 3 or (pairs == pairs[0]).all()):
-            g = self._group_index(int(pairs[0]))
-            if g is None:
+            group = self._group_index(int(pairs[0]))
+            if group is None:
                 return None
-            return self._one_group_mask(g, row_ids.astype(np.int64, copy=False))
-        g = np.searchsorted(self.groups, pairs)
-        g_clipped = np.minimum(g, len(self.groups) - 1)
+            return self._one_group_mask(group, row_ids.astype(np.int64, copy=False))
+        g_clipped = np.minimum(np.searchsorted(self.groups, pairs), len(self.groups) - 1)
         known = self.groups[g_clipped] == pairs
         if not known.any():
             return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 from ..acid.logstate import install_names, installs_in_progress, read_install
 from ..acid.names import ParsedDir, is_hidden, parse_bucket_file
@@ -13,11 +13,16 @@ from ..acid.snapshot import ValidIdList
 from ..acid.state import AcidState, list_files_recursive, select_acid_state
 from ..io.filesystem import FileStatus, FileSystem
 from ..io.parallel import list_dirs_parallel
+from .source import KnownPartitions
 
 log = logging.getLogger(__name__)
 
 #: Listings retried when a compaction's install began or ended while they ran.
 INSTALL_RETRIES = 5
+
+#: What one listing found: partition names, [(leaf directory, raw values)], {leaf: children}.
+Listing = tuple[Sequence[str], Sequence[tuple[str, tuple[Optional[str], ...]]],
+                dict[str, list[FileStatus]]]
 
 
 @dataclass
@@ -31,23 +36,22 @@ class PartitionListing:
 
 
 def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
-               insert_only: bool, known_partitions=None, tree: Optional[PartitionTree] = None
-               ) -> tuple[list[str], list[PartitionListing]]:
+               insert_only: bool, known_partitions: Optional[KnownPartitions] = None,
+               tree: Optional[PartitionTree] = None) -> tuple[list[str], list[PartitionListing]]:
     """Partition names and, per leaf directory, the snapshot's state and files.
 
     ``known_partitions`` (names, [(location, raw values)]) comes from a metastore; without it the
     partitions are discovered from ``k=v`` directory names below the table, or taken from
     ``tree``, a walk already made (for the snapshot of a table without a log)."""
-    walked = [tree]
+    walked = [tree] if tree is not None else []  # used by the first listing only
 
-    def listing():
+    def listing() -> Listing:
         if known_partitions is not None:
             names, leaves = known_partitions
             listed = list_dirs_parallel(fs, [p for p, _ in leaves], max_workers=LIST_THREADS,
                                         missing_ok=True) if leaves else {}
             return names, leaves, {p: listed[p] for p, _ in leaves}
-        found = walked.pop() if walked[0] is not None else walk_partitions(fs, table_path)
-        walked.append(None)
+        found = walked.pop() if walked else walk_partitions(fs, table_path)
         return found.names, [(p, vals) for p, _, vals in found.leaves], found.children
 
     names, leaves, children_by_leaf = listing_without_installs(fs, table_path, listing)
@@ -55,7 +59,7 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     for leaf_path, raw_values in leaves:
         state = select_acid_state(fs, children_by_leaf[leaf_path], write_ids, txns,
                                   insert_only=insert_only, partition_path=leaf_path)
-        values = tuple(v if known_partitions is not None and v != DEFAULT_PARTITION
+        values = tuple(v if v is None or known_partitions is not None and v != DEFAULT_PARTITION
                        else unescape_value(v) for v in raw_values)
         listings.append(PartitionListing(leaf_path, values, state))
     # list the selected ACID directories (in parallel: the cost on remote storage)
@@ -69,10 +73,11 @@ def list_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
         st = pl.state
         for d in ([st.base] if st.base else []) + st.deltas + st.delete_deltas:
             pl.dir_files[d.path] = dir_files[d.path]
-    return names, listings
+    return list(names), listings
 
 
-def listing_without_installs(fs: FileSystem, table_path: str, listing):
+def listing_without_installs(fs: FileSystem, table_path: str,
+                             listing: Callable[[], Listing]) -> Listing:
     """``listing()`` (-> names, leaves, {leaf: children}) with the output directories of
     compactions still being installed left out, so a reader sees a compaction's directories all
     at once or not at all (``acid.logstate`` installs; ``txn.committer.commit_compaction``).

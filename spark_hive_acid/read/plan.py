@@ -12,6 +12,7 @@ from typing import Optional
 
 
 from ..acid.names import ParsedDir, parse_bucket_file, parse_original_file
+from ..acid.partition_tree import PartitionTree
 from ..acid.snapshot import RangeResponse, ValidIdList
 from ..exceptions import CorruptFileError, NotAnAcidTableError
 from ..io.filesystem import FileStatus, FileSystem
@@ -21,6 +22,7 @@ from ..acid.orc import (
     sniff_format,
 )
 from .listing import PartitionListing, data_files_of_dir, list_table
+from .source import KnownPartitions
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +117,8 @@ def _qualifies(dd: ParsedDir, data_min: int, data_stmt: int) -> bool:
 
 def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: ValidIdList,
                *, insert_only: bool, split_bytes: int, has_layout: bool = False,
-               known_partitions=None, tree=None) -> TablePlan:
+               known_partitions: Optional[KnownPartitions] = None,
+               tree: Optional[PartitionTree] = None) -> TablePlan:
     names, partitions = list_table(fs, table_path, write_ids, txns, insert_only, known_partitions,
                                    tree)
     plan = TablePlan(table_path, names, partitions)

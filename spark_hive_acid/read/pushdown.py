@@ -77,8 +77,8 @@ def compile_filter(f: Any, types: Mapping[str, pa.DataType]) -> Optional[Cond]:
         values = list(f.value)
         if any(v is None for v in values):
             return None
-        scalars = [_scalar(v, t) for v in values]
-        if any(s is None for s in scalars):
+        scalars = [s for s in (_scalar(v, t) for v in values) if s is not None]
+        if len(scalars) != len(values):
             return None
         return Cond("in", col, pa.array([s.as_py() for s in scalars], type=t))
     if kind in _STRING and pa.types.is_string(t) and isinstance(f.value, str):
@@ -90,6 +90,7 @@ def evaluate(c: Cond, columns: Mapping[str, pa.Array]) -> pa.Array:
     """Boolean array (nulls = unknown) of one condition."""
     a = columns[c.column]
     if c.op == "not":
+        assert c.child is not None, "compile_filter builds 'not' with its child"
         return pc.invert(evaluate(c.child, columns))
     if c.op == "IsNull" or c.op == "is_null":
         return pc.is_null(a)

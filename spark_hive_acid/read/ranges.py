@@ -94,7 +94,7 @@ def is_compacted(fs: FileSystem, base: ParsedDir) -> bool:
     if base.visibility_txn:
         return True
     meta = read_metadata_file(fs, base.path)
-    return bool(meta) and meta.get("dataFormat") == "compacted"
+    return meta is not None and meta.get("dataFormat") == "compacted"
 
 
 def dir_of(s: FileSlice) -> Optional[ParsedDir]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional, Union
 
 import numpy as np
 import pyarrow as pa
@@ -29,18 +29,21 @@ from .slow_stripes import read_stripe_microseconds
 from .delete_events import DeleteEventSet
 from .delete_sets import delete_set_for
 from .options import DEFAULT_MAX_DELETE_EVENTS
+from .pushdown import DataPredicate
 from .stripe_stats import StripeKeys, stripe_keys, stripes_to_skip
 from .plan import INSERT_ONLY, FileSlice, ReadTask
+from .streaming_deletes import StreamingDeletes
 
 log = logging.getLogger(__name__)
 
 ASSEMBLY_ROWS = 256 * 1024  # rows per yielded batch at most
 _UNIT_RANK = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
+#: (originalWriteId, bucketProperty, rowId) of a batch's rows.
+RowKeys = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 ROW_ID_TYPE = pa.struct([pa.field("writeId", pa.int64()), pa.field("bucketId", pa.int32()),
                          pa.field("rowId", pa.int64())])
-
-Predicate = Callable[[dict[str, pa.Array]], Optional[pa.Array]]
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class ReadSpec:
     write_ids: ValidIdList
     max_delete_events: int = DEFAULT_MAX_DELETE_EVENTS
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
-    predicate: Optional[Predicate] = None
+    predicate: Optional[DataPredicate] = None
     rebase_datetime: bool = True  # read hybrid-calendar files' old dates as written (calendar.py)
 
 
@@ -80,7 +83,7 @@ class _SliceLayout:
     read_keys: bool  # read ROW__ID columns from the file
     synthetic_keys: bool  # compute ROW__IDs (original / raw files)
     check_current_write_id: bool
-    deletes: Optional[object]  # DeleteEventSet | StreamingDeletes | None
+    deletes: Union[DeleteEventSet, StreamingDeletes, None]
     rebase: frozenset = frozenset()  # table positions of hybrid-calendar temporal columns
 
 
@@ -172,16 +175,17 @@ class TaskReader:
             raise CorruptFileError(f"Cannot read stripe {stripe} of ORC file {s.path}: {e}") from e
 
     def _keys(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch, row_base: int,
-              known: Optional[StripeKeys] = None, offset: int = 0):
-        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or (None,)*3.
+              known: Optional[StripeKeys] = None, offset: int = 0) -> Optional[RowKeys]:
+        """(originalWriteId, bucketProperty, rowId) arrays of a batch, or None (no ROW__IDs).
         ``known``: what the stripe's statistics prove (those columns were not decoded);
         ``offset``: the batch's first row within its stripe."""
         n = batch.num_rows
         if layout.read_keys:
             names = layout.names
             if known is None:
-                return tuple(key_arrays(batch, [names["originalTransaction"], names["bucket"],
-                                                names["rowId"]], s.path))
+                owid, bp, rid = key_arrays(batch, [names["originalTransaction"], names["bucket"],
+                                                   names["rowId"]], s.path)
+                return owid, bp, rid
             first = known.first_row_id
             return (np.full(n, known.write_id, dtype=np.int64),
                     np.full(n, known.bucket, dtype=np.int32),
@@ -193,30 +197,30 @@ class TaskReader:
             return (np.full(n, s.synthetic_write_id, dtype=np.int64),
                     np.full(n, bucket, dtype=np.int32),
                     np.arange(first, first + n, dtype=np.int64))
-        return None, None, None
+        return None
 
     def _assemble(self, s: FileSlice, layout: "_SliceLayout", batch: pa.RecordBatch,
                   row_base: int, known: Optional[StripeKeys] = None,
                   offset: int = 0) -> Optional[pa.RecordBatch]:
         n = batch.num_rows
         mask: Optional[np.ndarray] = None
-        # rows proven to be one (writeId, bucket) and a rowId range: look the range up directly
-        ranged = (known is not None and known.all_known and not self.needs_row_id
-                  and isinstance(layout.deletes, DeleteEventSet))
-        owid = bp = rid = None
-        if not ranged:
-            owid, bp, rid = self._keys(s, layout, batch, row_base, known, offset)
+        deletes = layout.deletes
+        deleted: Optional[np.ndarray] = None
+        keys: Optional[RowKeys] = None
+        if (known is not None and known.first_row_id is not None and not self.needs_row_id
+                and isinstance(deletes, DeleteEventSet)):
+            # rows proven to be one (writeId, bucket) and a rowId range: look the range up directly
+            deleted = deletes.deleted_range_mask(known.write_id, known.bucket,
+                                                 known.first_row_id + offset, n)
+        else:
+            keys = self._keys(s, layout, batch, row_base, known, offset)
+            if deletes is not None and keys is not None:
+                deleted = deletes.deleted_mask(*keys)
         if layout.check_current_write_id:
             cur = key_arrays(batch, [layout.names["currentTransaction"]], s.path)[0]
             valid = self.spec.write_ids.valid_mask(cur)
             if not valid.all():
                 mask = valid
-        deleted = None
-        if ranged:
-            deleted = layout.deletes.deleted_range_mask(known.write_id, known.bucket,
-                                                        known.first_row_id + offset, n)
-        elif layout.deletes is not None and owid is not None:
-            deleted = layout.deletes.deleted_mask(owid, bp, rid)
         if deleted is not None:
             mask = ~deleted if mask is None else (mask & ~deleted)
         data = self._data_columns(s, layout, batch)
@@ -231,9 +235,10 @@ class TaskReader:
                 arr = data[col.index]
             elif col.kind == "partition":
                 arr = _constant(self.spec.partition_values[s.partition_index][col.index], field.type, n)
-            elif owid is None:  # insert-only tables have no ROW__ID
+            elif keys is None:  # insert-only tables have no ROW__ID
                 arr = pa.nulls(n, ROW_ID_TYPE)
             else:
+                owid, bp, rid = keys
                 arr = pa.StructArray.from_arrays(
                     [pa.array(owid, pa.int64()), pa.array(bp, pa.int32()), pa.array(rid, pa.int64())],
                     fields=list(ROW_ID_TYPE))
@@ -294,7 +299,8 @@ class TaskReader:
     def _condition_paths(self, layout: "_SliceLayout") -> dict[str, Optional[str]]:
         """Each pushed condition's column as an ORC column path in this file (None: absent)."""
         paths: dict[str, Optional[str]] = {}
-        for name, i in self.spec.predicate.index_of:
+        index_of = self.spec.predicate.index_of if self.spec.predicate is not None else ()
+        for name, i in index_of:
             if i >= len(layout.file_cols):
                 paths[name] = None
             elif layout.acid:

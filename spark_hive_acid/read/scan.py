@@ -14,7 +14,7 @@ import functools
 import logging
 import os
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import pyarrow as pa
 
@@ -26,6 +26,7 @@ from ..exceptions import SchemaMismatchError, UnsupportedTypeError
 from ..acid.orc import is_acid_schema, open_orc, sniff_format
 from .options import ReadOptions
 from .plan import balance_slices, ReadTask, TablePlan, plan_table
+from .pushdown import DataPredicate
 from .reader import ROW_ID_TYPE, OutputColumn, ReadSpec, TaskReader
 from .source import TableSource
 from .time_travel import check_table_name, resolve as time_travel
@@ -102,7 +103,7 @@ class TableScan:
         return TableScan(self.source, dataclasses.replace(
             self.options, columns=tuple(columns) if columns is not None else None))
 
-    def with_options(self, **changes: object) -> "TableScan":
+    def with_options(self, **changes: Any) -> "TableScan":
         """This scan with read settings changed (``split_bytes=...``; a new scan)."""
         return TableScan(self.source, dataclasses.replace(self.options, **changes))
 
@@ -200,7 +201,8 @@ class TableScan:
                     f"columns are: {', '.join(c.name for c in self.all_columns(True))}")
         return tuple(out)
 
-    def read_spec(self, arrow_schema: pa.Schema, predicate=None, predicate_columns=()) -> ReadSpec:
+    def read_spec(self, arrow_schema: pa.Schema, predicate: Optional[DataPredicate] = None,
+                  predicate_columns: Sequence[int] = ()) -> ReadSpec:
         return ReadSpec(
             columns=self.output_columns(arrow_schema.names),
             arrow_schema=arrow_schema,

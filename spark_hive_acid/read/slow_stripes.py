@@ -4,28 +4,31 @@
 from __future__ import annotations
 
 import io
-from typing import BinaryIO
+from datetime import tzinfo
+from typing import BinaryIO, NoReturn
 
 import pyarrow as pa
+import pyorc
+from pyorc.converters import ORCConverter
 
 from ..acid.types import normalize_read_type
 from ..io.filesystem import FileSystem
 from .plan import FileSlice
 
 
-class _MicrosConverter:
+class _MicrosConverter(ORCConverter):
     """pyorc converter: ORC timestamps as integer microseconds (no datetime range limits)."""
 
     @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone) -> int:
+    def from_orc(seconds: int, nanoseconds: int, timezone: tzinfo) -> int:
         return seconds * 1_000_000 + nanoseconds // 1000
 
     @staticmethod
-    def to_orc(obj, timezone):  # pragma: no cover - never written through this converter
+    def to_orc(obj: object, timezone: tzinfo) -> NoReturn:  # pragma: no cover - never written
         raise NotImplementedError
 
 
-class _DaysConverter:
+class _DaysConverter(ORCConverter):
     """pyorc converter: ORC dates as integer days (Python dates stop at year 1; hybrid-calendar
     files hold earlier day numbers, e.g. Julian 0001-01-01)."""
 
@@ -34,15 +37,13 @@ class _DaysConverter:
         return days
 
     @staticmethod
-    def to_orc(obj):  # pragma: no cover - never written through this converter
+    def to_orc(obj: object) -> NoReturn:  # pragma: no cover - never written through this converter
         raise NotImplementedError
 
 
 def read_stripe_microseconds(fs: FileSystem, s: FileSlice, stripe: int,
                              schema: pa.Schema) -> pa.RecordBatch:
     """Decode one stripe with pyorc: timestamps as microseconds, dates as day numbers."""
-    import pyorc
-
     target = pa.schema([pa.field(f.name, normalize_read_type(f.type, f.name)) for f in schema])
     with s_open(fs, s) as fh:
         reader = pyorc.Reader(fh, struct_repr=pyorc.StructRepr.DICT,

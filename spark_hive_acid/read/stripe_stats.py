@@ -14,7 +14,9 @@ import datetime
 import decimal
 import logging
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
+
+import pyorc
 
 from .pushdown import Cond
 
@@ -24,7 +26,8 @@ _RANGE_OPS = {"equal", "greater", "greater_equal", "less", "less_equal", "in", "
 _COMPARABLE = (int, float, str, datetime.date, decimal.Decimal)
 
 
-def _value(v):
+def _value(v: Any) -> Any:
+    """A condition's value as Python (Arrow scalars are converted)."""
     return v.as_py() if hasattr(v, "as_py") else v
 
 
@@ -68,7 +71,7 @@ def cond_rules_out(c: Cond, stats: Optional[dict]) -> bool:
     return False
 
 
-def stripes_to_skip(reader, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
+def stripes_to_skip(reader: pyorc.Reader, conds: Sequence[Cond], column_paths: dict[str, Optional[str]],
                     first: int, end: int) -> dict[int, int]:
     """``{stripe index: its row count}`` of the stripes in [first, end) no row can come from
     (the counts keep synthetic row ids of original files right).
@@ -100,15 +103,16 @@ def stripes_to_skip(reader, conds: Sequence[Cond], column_paths: dict[str, Optio
 class StripeKeys:
     """ROW__ID parts of one stripe that its statistics prove, so they need not be decoded.
 
-    ``write_id`` / ``bucket``: the value when the column is constant in the stripe, else None.
+    ``write_id`` / ``bucket``: the one value of each in the stripe (``stripe_keys`` keeps only
+    stripes where both are constant).
     ``first_row_id``: when write id and bucket are constant and the row ids span exactly as many
     values as the stripe has rows, row i has ``first_row_id + i``: insert events are strictly
     increasing in (originalWriteId, bucket, rowId) within a file (docs/format.md §5.4),
     so with the first two constant, rowIds are strictly increasing and min..max leaves no gap.
     """
 
-    write_id: Optional[int]
-    bucket: Optional[int]
+    write_id: int
+    bucket: int
     first_row_id: Optional[int]
 
     @property
@@ -116,7 +120,8 @@ class StripeKeys:
         return self.first_row_id is not None
 
 
-def stripe_keys(reader, key_names: Sequence[str], first: int, end: int) -> dict[int, StripeKeys]:
+def stripe_keys(reader: pyorc.Reader, key_names: Sequence[str], first: int,
+                end: int) -> dict[int, StripeKeys]:
     """``{stripe: StripeKeys}`` for the stripes in [first, end) where at least the write id and
     bucket are constant; ``reader``: a ``pyorc.Reader`` of the file; ``key_names``: this file's
     spellings of originalTransaction, bucket and rowId."""

@@ -28,6 +28,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from .. import exceptions
@@ -46,7 +47,7 @@ def pushdown_enabled() -> bool:
     frame; if it cannot be found (another PySpark version) pushdown is simply not offered, which is
     always correct.
     """
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         value = frame.f_locals.get("enable_pushdown")
         if isinstance(value, bool):
@@ -184,7 +185,7 @@ def in_stream_commit_worker() -> bool:
     fresh ``streamWriter`` only to call ``commit``/``abort`` on it. Should the module be renamed,
     this is False and a planning-time writer is built there: a wasted write id, never a wrong
     result (the sink finds its transaction in the commit messages)."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         if STREAM_COMMIT_WORKER in frame.f_code.co_filename:
             return True

@@ -8,10 +8,10 @@ from pyspark.sql import SparkSession
 
 from ..compaction.plan import Unit
 from ..compaction.rewrite import UnitResult
-from ..compaction.runner import UnitContext
+from ..compaction.runner import RunUnits, UnitContext
 
 
-def spark_runner(spark: SparkSession):
+def spark_runner(spark: SparkSession) -> RunUnits:
     """A ``run_units`` for ``compaction.runner.compact`` that runs each unit as a Spark task."""
     def run(units: Sequence[Unit], ctx: UnitContext) -> list[UnitResult]:
         if not units:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -15,13 +15,15 @@ from ..read.plan import ReadTask
 from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..catalog import open_scan
-from ..read.scan import TableScan
+from ..read.scan import Column, TableScan
 from ..stream.changefeed import wants_change_feed
 from ..txn.hms_read import ReadLease
+from ..txn.keepalive import TaskHeartbeat
 from ._compat import pushdown_enabled
 from .sql_route import ROUTE, refuse_catalog_table
 from .streaming import (
-    ChangeFeedReader, change_feed_schema, create_stream_reader, create_stream_writer,
+    ChangeFeedReader, HiveAcidStreamReader, HiveAcidStreamWriter, change_feed_schema,
+    create_stream_reader, create_stream_writer,
 )
 from .writer import HiveAcidArrowWriter, create_writer
 
@@ -35,12 +37,12 @@ ROW_COUNT_SCHEMA = StructType([StructField(ROW_COUNT, LongType(), False)])
 class HiveAcidPartition(InputPartition):
     """One Spark task: a picklable ReadTask."""
 
-    def __init__(self, task):
+    def __init__(self, task: ReadTask):
         super().__init__(task)
         self.task = task
 
 
-def _spark_schema(columns) -> StructType:
+def _spark_schema(columns: Sequence[Column]) -> StructType:
     return StructType([StructField(c.name, from_arrow_type(c.type), True) for c in columns])
 
 
@@ -97,15 +99,16 @@ class HiveAcidDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
         return create_writer(self._named(), schema, overwrite)
 
-    def streamReader(self, schema: StructType):  # noqa: N802 (PySpark's name)
+    def streamReader(self, schema: StructType) -> HiveAcidStreamReader:  # noqa: N802
         return create_stream_reader(self._named(), schema)
 
-    def streamWriter(self, schema: StructType, overwrite: bool):  # noqa: N802 (PySpark's name)
+    def streamWriter(self, schema: StructType,  # noqa: N802 (PySpark's name)
+                     overwrite: bool) -> HiveAcidStreamWriter:
         return create_stream_writer(self._named(), schema, overwrite)
 
 
 class HiveAcidReader(DataSourceReader):
-    def __init__(self, scan, schema: StructType):
+    def __init__(self, scan: TableScan, schema: StructType):
         self.count_rows = scan.options.count_rows
         if self.count_rows and schema != ROW_COUNT_SCHEMA:
             raise InvalidOptionError(
@@ -142,6 +145,7 @@ class HiveAcidReader(DataSourceReader):
                 typ = self.scan.partition_columns[i].type
                 cols[name] = pa.array([p.values[i] for p in plan.partitions], pa.string()).cast(typ)
             mask = evaluate_all(part_conds, cols)
+            assert mask is not None, "part_conds is not empty"
             keep = {i for i, v in enumerate(mask.to_pylist()) if v}
         tasks = self.scan.tasks()
         if keep is not None:
@@ -167,13 +171,13 @@ class HiveAcidReader(DataSourceReader):
     def _row_count(self, rows: int) -> pa.RecordBatch:
         return pa.RecordBatch.from_arrays([pa.array([rows], pa.int64())], schema=self.output_schema)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("scan", None)  # executors need only the spec, the fs and their task
         return state
 
 
-def _beating(batches: Iterator[pa.RecordBatch], beat) -> Iterator[pa.RecordBatch]:
+def _beating(batches: Iterator[pa.RecordBatch], beat: TaskHeartbeat) -> Iterator[pa.RecordBatch]:
     """The batches, heartbeating the read lease before the first and between them."""
     beat.maybe()
     for b in batches:
@@ -182,7 +186,7 @@ def _beating(batches: Iterator[pa.RecordBatch], beat) -> Iterator[pa.RecordBatch
 
 
 class HiveAcidPushdownReader(HiveAcidReader):
-    def pushFilters(self, filters):
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802
         types = {c.name.lower(): c.type for c in self.scan.data_columns + self.scan.partition_columns}
         for f in filters:
             cond = compile_filter(f, types)

@@ -36,7 +36,7 @@ from ..acid.layout import TableLayout
 from ..catalog.base import TableRef
 from ..exceptions import UnsupportedOperationError
 from ..io.filesystem import FileSystem
-from ..acid.names import ROW_ID_COLUMN as ROW_ID
+from ..acid.names import ROW_ID_COLUMN
 from ..txn.session import WriteSession
 from ..txn.keepalive import TaskHeartbeat
 from ..acid.layout import staging_dir
@@ -47,6 +47,7 @@ from ._compat import map_in_arrow
 
 log = logging.getLogger(__name__)
 
+ROW_ID = ROW_ID_COLUMN  # the target's row__id column in the plan
 DEL_STMT, INS_STMT = "__hiveacid_del_stmt", "__hiveacid_ins_stmt"
 OWID, BP, RID = "__hiveacid_owid", "__hiveacid_bp", "__hiveacid_rid"
 OLD_PREFIX = "__hiveacid_old_"
@@ -93,32 +94,33 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
             ins = batch.column(names.index(INS_STMT))
             for stmt in [s for s in pc.unique(dels).to_pylist() if s is not None]:
                 sel = batch.filter(pc.equal(dels, stmt))
-                w = deleters.get(stmt)
-                if w is None:
-                    w = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage,
-                                                      heartbeat=beat, sorted_input=True)
-                w.write(sel.column(names.index(OWID)).to_numpy(zero_copy_only=False),
-                        sel.column(names.index(BP)).to_numpy(zero_copy_only=False),
-                        sel.column(names.index(RID)).to_numpy(zero_copy_only=False),
-                        [sel.column(names.index(p)) for p in old_parts])
+                deleter = deleters.get(stmt)
+                if deleter is None:
+                    deleter = deleters[stmt] = DeleteWriter(fs, spec.table, spec.write_id, stmt, stage,
+                                                            heartbeat=beat, sorted_input=True)
+                deleter.write(sel.column(names.index(OWID)).to_numpy(zero_copy_only=False),
+                              sel.column(names.index(BP)).to_numpy(zero_copy_only=False),
+                              sel.column(names.index(RID)).to_numpy(zero_copy_only=False),
+                              [sel.column(names.index(p)) for p in old_parts])
             for stmt in [s for s in pc.unique(ins).to_pylist() if s is not None]:
                 sel = batch.filter(pc.equal(ins, stmt)).select(list(spec.data_names))
                 if mapping is None:
                     mapping = map_columns(layout, sel.schema, table=spec.table.table_path)
-                w = inserters.get(stmt)
-                if w is None:
-                    w = inserters[stmt] = InsertWriter(
+                inserter = inserters.get(stmt)
+                if inserter is None:
+                    inserter = inserters[stmt] = InsertWriter(
                         fs, spec.table, InsertTarget(spec.write_id, stmt), stage, task,
                         heartbeat=beat)
                 data, parts = mapping.conform(sel)
-                w.write(data, parts)
+                inserter.write(data, parts)
         staged: list[StagedFile] = []
-        for w in list(deleters.values()) + list(inserters.values()):
-            staged.extend(w.close())
+        writers: list[DeleteWriter | InsertWriter] = [*deleters.values(), *inserters.values()]
+        for writer in writers:
+            staged.extend(writer.close())
         keep_or_discard(fs, spec.table.table_path, spec.write_id, stage)  # straggler of an abort
     except BaseException:
-        for w in inserters.values():
-            w.discard()
+        for inserter in inserters.values():
+            inserter.discard()
         fs.delete(stage, recursive=True)
         raise
     yield pa.RecordBatch.from_pylist(

@@ -42,7 +42,7 @@ def analyse(spark: SparkSession, layout: TableLayout, spec: TableSpec, alias: st
     def load(columns: Optional[Sequence[str]] = None) -> DataFrame:
         df = empty if columns is None else empty.select(ROW_ID_COLUMN, *columns)
         return df.alias(alias)
-    load.analysis_only = True  # type: ignore[attr-defined]  (no job: see merge's cardinality)
+    setattr(load, "analysis_only", True)  # no job: see merge's cardinality (analysis_only below)
     build(load, spec)
 
 

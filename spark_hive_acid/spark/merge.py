@@ -1,12 +1,13 @@
 """MERGE: the builder shaped like delta-spark's ``DeltaMergeBuilder``."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ..exceptions import CardinalityViolationError, InvalidOptionError
+from ..write.task_writer import TableSpec
 from . import dml
 from ._compat import plan_references
 from .dml_check import analysis_only
@@ -46,7 +47,8 @@ class HiveAcidMergeBuilder:
         self._matched = matched  # ((kind, condition, set|None), ...) kind: update|updateAll|delete
         self._not_matched = not_matched  # ((kind, condition, values|None), ...) insert|insertAll
 
-    def _with(self, matched=None, not_matched=None) -> "HiveAcidMergeBuilder":
+    def _with(self, matched: Optional[tuple] = None,
+              not_matched: Optional[tuple] = None) -> "HiveAcidMergeBuilder":
         return HiveAcidMergeBuilder(self._table, self._source, self._condition,
                                     self._matched if matched is None else matched,
                                     self._not_matched if not_matched is None else not_matched)
@@ -101,7 +103,7 @@ class HiveAcidMergeBuilder:
             raise InvalidOptionError("A MERGE needs at least one whenMatched/whenNotMatched clause")
         table = self._table
 
-        def build(load: dml.TargetLoader, spec):
+        def build(load: dml.TargetLoader, spec: TableSpec) -> DataFrame:
             full = load()
             names = dml.table_data_names(spec)
             types = dict(full.dtypes)
@@ -114,17 +116,19 @@ class HiveAcidMergeBuilder:
             is_matched = target[marker].isNotNull()
             if self._matched and not analysis_only(load):
                 self._check_cardinality(joined, target, spec.partition_names)
-            action = None
-            values: dict[str, Column] = {n: None for n in names}  # type: ignore[misc]
-            dels, ins = None, None
+            action: Optional[Column] = None
+            values: dict[str, Optional[Column]] = {n: None for n in names}
+            dels: Optional[Column] = None
+            ins: Optional[Column] = None
 
-            def add(chain, cond, val):
+            def add(chain: Optional[Column], cond: Column, val: Column) -> Column:
                 return F.when(cond, val) if chain is None else chain.when(cond, val)
 
             for i, (kind, cond, setting) in enumerate(self._matched):
                 action = add(action, is_matched & _col(cond), F.lit(i))
             for k, (kind, cond, setting) in enumerate(self._not_matched):
                 action = add(action, ~is_matched & _col(cond), F.lit(100 + k))
+            assert action is not None, "execute() refuses a MERGE without clauses"
             act = F.col("__hiveacid_action")
             for i, (kind, cond, setting) in enumerate(self._matched):
                 if kind == "delete":
@@ -151,13 +155,14 @@ class HiveAcidMergeBuilder:
                     (dels if dels is not None else F.lit(None)).cast("int").alias(dml.DEL_STMT),
                     (ins if ins is not None else F.lit(None)).cast("int").alias(dml.INS_STMT)]
             cols += [target[p].alias(dml.OLD_PREFIX + p) for p in spec.partition_names]
-            cols += [(values[n] if values[n] is not None else F.lit(None).cast(types[n])).alias(n)
-                     for n in names]
+            for n in names:
+                value = values[n]
+                cols.append((value if value is not None else F.lit(None).cast(types[n])).alias(n))
             return rows.select(cols)
 
         return table.run("merge", build, inserts_unmatched=bool(self._not_matched))
 
-    def _target_columns(self, full: DataFrame, spec) -> Optional[list[str]]:
+    def _target_columns(self, full: DataFrame, spec: TableSpec) -> Optional[list[str]]:
         """The target columns a MERGE whose matched clauses only delete must read: those its
         expressions name (on either side: a superset, so every name resolves as on the full
         target) and the partition columns. None (read every column) when a matched clause
@@ -175,7 +180,7 @@ class HiveAcidMergeBuilder:
         return _union(used, spec.partition_names)
 
     @staticmethod
-    def _check_cardinality(joined: DataFrame, target: DataFrame, partitions) -> None:
+    def _check_cardinality(joined: DataFrame, target: DataFrame, partitions: Sequence[str]) -> None:
         # ROW__ID is unique within a partition directory, so the key includes the partition values
         marker = "__hiveacid_matched"
         key = [target[dml.ROW_ID]] + [target[p] for p in partitions]

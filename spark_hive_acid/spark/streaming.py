@@ -41,6 +41,7 @@ from ..stream.changefeed import (
 )
 from ..stream.sink import claim_for_task, commit_batch
 from ..stream.source import PENDING, WRITE_ID, SourceOptions, StreamPlanner
+from ..txn.hms import TransactionHandle
 from ..write.task_writer import StagedFile
 from ._compat import in_stream_commit_worker, stream_batch_of_task
 from .writer import HiveAcidArrowWriter, HiveAcidCommitMessage, create_writer
@@ -103,8 +104,9 @@ class StreamBatchWriter(HiveAcidArrowWriter):
         """Abort an earlier attempt's metastore transaction (named by its claim) and remove what
         it left, as its own handle would."""
         w = int(claim["writeId"])
-        earlier = replace(self.handle, txn_id=int(claim.get("txnId", w)), write_id=w,  # type: ignore
-                          lock_id=None)
+        handle = self.handle
+        assert isinstance(handle, TransactionHandle), "metastore mode: a metastore transaction"
+        earlier = replace(handle, txn_id=int(claim.get("txnId", w)), write_id=w, lock_id=None)
         earlier.abort(f"batch {self.batch_id} of streaming query {self.query_id} is replayed")
 
 
@@ -174,7 +176,7 @@ def create_stream_writer(options: dict, schema: StructType, overwrite: bool
     if in_stream_commit_worker():
         return HiveAcidStreamWriter(None)
     writer = create_writer(options, schema, False, writer_class=StreamBatchWriter)
-    return HiveAcidStreamWriter(writer)  # type: ignore[arg-type]
+    return HiveAcidStreamWriter(writer)
 
 
 # --- the source ---------------------------------------------------------------------------------

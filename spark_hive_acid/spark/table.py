@@ -207,9 +207,9 @@ class HiveAcidTable:
         option ``countRows``: each task applies the deletes to the ACID keys alone (not decoded
         where stripe statistics prove them) and returns one number."""
         with library_errors():
-            total = self._load(self._reader().option("countRows", "true")) \
-                .agg(F.sum("row_count")).first()[0]
-        return int(total or 0)
+            row = self._load(self._reader().option("countRows", "true")) \
+                .agg(F.sum("row_count")).first()
+        return int(row[0] or 0) if row is not None else 0
 
     def history(self, limit: Optional[int] = None) -> DataFrame:
         """One row per write id, newest first (at most ``limit``): writeId, state
@@ -338,14 +338,16 @@ class HiveAcidTable:
         ``CompactionRequestResult(id, state, accepted)``; a compactor worker on some metastore
         (``hive.compactor.worker.threads`` > 0) must run it."""
         table = self._ref.metastore_table("requestCompaction()")
-        with table.client() as c:
-            return c.request_compaction(table.db, table.name, partition, kind)
+        client = table.client()
+        with client:
+            return client.request_compaction(table.db, table.name, partition, kind)
 
     def compactions(self) -> DataFrame:
         """The metastore's compaction queue/history for this table (``SHOW COMPACTIONS``)."""
         table = self._ref.metastore_table("compactions()")
-        with table.client() as c:
-            infos = c.compactions(table.db, table.name)
+        client = table.client()
+        with client:
+            infos = client.compactions(table.db, table.name)
         rows = [(i.id, i.partition, (i.type or "").lower(), i.state, i.worker_id, i.start_ms,
                  i.run_as, i.highest_txn_id, i.end_ms) for i in infos]
         schema = ("id long, partition string, type string, state string, workerId string, "

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import pickle
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, TypeVar, overload
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -58,8 +58,20 @@ def spark_to_arrow_schema(schema: StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
+_Writer = TypeVar("_Writer", bound="HiveAcidArrowWriter")
+
+
+@overload
+def create_writer(options: dict, schema: StructType, overwrite: bool) -> "HiveAcidArrowWriter": ...
+
+
+@overload
 def create_writer(options: dict, schema: StructType, overwrite: bool,
-                  writer_class: Optional[type] = None) -> "HiveAcidArrowWriter":
+                  writer_class: type[_Writer]) -> _Writer: ...
+
+
+def create_writer(options: dict, schema: StructType, overwrite: bool,
+                  writer_class: Optional[type[HiveAcidArrowWriter]] = None) -> "HiveAcidArrowWriter":
     """``HiveAcidDataSource.writer(schema, overwrite)``; runs in Spark's planning worker.
     ``writer_class``: a subclass of :class:`HiveAcidArrowWriter` (the streaming sink's)."""
     table = table_ref(options, in_worker=in_spark_worker())

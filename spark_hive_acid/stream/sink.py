@@ -82,13 +82,16 @@ def commit_batch(fs: FileSystem, table: TableSpec, txn: Transaction,
         _abort_earlier_attempt(fs, table.table_path, query_id, batch_id, txn.write_id)
         done = last_committed_batch(fs, table.table_path, query_id)
         if done is not None and done >= batch_id:
-            return _skip(fs, table, txn, query_id, batch_id, f"the log records batch {done}")
+            _skip(fs, table, txn, query_id, batch_id, f"the log records batch {done}")
+            return None
     else:
+        if write_id_state is None:
+            raise TypeError("commit_batch: metastore mode (path_mode=False) needs write_id_state")
         claimed = _claim(fs, table.table_path, query_id, batch_id, _claim_body(txn),
                          write_id_state, abort_attempt)
         if claimed is not None:
-            return _skip(fs, table, txn, query_id, batch_id,
-                         f"write id {claimed} committed it")
+            _skip(fs, table, txn, query_id, batch_id, f"write id {claimed} committed it")
+            return None
     try:
         result = commit_write(fs, table, txn, staged, properties=props)
         if path_mode:
@@ -108,7 +111,6 @@ def _skip(fs: FileSystem, table: TableSpec, txn: Transaction, query_id: str, bat
              "nothing is written twice", batch_id, query_id, table.table_path, why, txn.write_id)
     abort_and_clean(fs, table.table_path, txn,
                     f"batch {batch_id} of streaming query {query_id} was already committed")
-    return None
 
 
 # --- metastore mode: claims ---------------------------------------------------------------------
@@ -153,16 +155,16 @@ def _claim(fs: FileSystem, table_path: str, query_id: str, batch_id: int, body: 
     unreadable_since: Optional[float] = None
     while True:
         claim = body if fs.create_exclusive(path, data) else _read_claim(fs, path)
-        other = None if claim is None else int(claim["writeId"])
-        if other == write_id:  # ours (its tasks may have created it)
-            _drop_older_claims(fs, table_path, query_id, batch_id)
-            return None
         if claim is None:  # being written, or its writer died before writing it
             unreadable_since = unreadable_since or time.time()
             if time.time() - unreadable_since > UNREADABLE_RECORD_GRACE_S:
                 fs.delete(path)
             time.sleep(0.05)
             continue
+        other = int(claim["writeId"])
+        if other == write_id:  # ours (its tasks may have created it)
+            _drop_older_claims(fs, table_path, query_id, batch_id)
+            return None
         state = COMMITTED if claim.get("committed") else write_id_state(claim)
         if state == COMMITTED:
             return other

@@ -11,7 +11,7 @@ compaction).
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional, Protocol
+from typing import Optional, Protocol
 
 from ..io.filesystem import FileSystem
 from ..write.staging import remove_staged, remove_staging
@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 class Abortable(Protocol):
     """A transaction or its handle: something that aborts, saying whether that is confirmed."""
 
-    write_id: Any
+    @property
+    def write_id(self) -> int: ...
 
     def abort(self, reason: str) -> Optional[bool]: ...
 

@@ -77,7 +77,9 @@ class CommitOutcome(Protocol):
 class TxnHandle(Protocol):
     """A picklable reference to an open transaction (no connection, no thread)."""
 
-    write_id: int
+    @property
+    def write_id(self) -> int:
+        """The transaction's write id (read-only: a handle may be a frozen dataclass)."""
 
     def resume(self) -> "Transaction":
         """The transaction, live in this process (heartbeating again where it needs to)."""

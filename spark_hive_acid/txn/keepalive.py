@@ -44,12 +44,16 @@ HELPER_MODULE = "spark_hive_acid.txn.keepalive"
 STOP_FILE, ABORT_FILE = "stop", "abort"
 
 
-class Beat(Protocol):
-    """One transaction's sign of life."""
+class Beating(Protocol):
+    """What a task heartbeat keeps alive: a transaction, or a read lease."""
 
     def beat(self) -> None:
         """Send one heartbeat; raise TransactionAbortedError once the transaction is gone (committed,
         aborted or timed out); other errors are retried at the next interval."""
+
+
+class Beat(Beating, Protocol):
+    """One transaction's sign of life, which the keep-alive also aborts when its owner dies."""
 
     def abort_orphan(self, reason: str) -> Optional[bool]:
         """Abort the transaction because its owner died or gave up; False when that could not be
@@ -142,7 +146,7 @@ class KeepAliveThread:
 class TaskHeartbeat:
     """For executor tasks: beat at most every ``every_s`` seconds, never raising (picklable)."""
 
-    def __init__(self, target: Optional[Beat], every_s: float = 60.0):
+    def __init__(self, target: Optional[Beating], every_s: float = 60.0):
         self.target, self.every_s = target, every_s
         self._last = 0.0
 
@@ -210,6 +214,7 @@ def spawn_keepalive_process(target_ref: str, target_args: dict[str, Any], interv
             [sys.executable, "-m", HELPER_MODULE, json.dumps(cfg)], stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=errlog, env=env, close_fds=True,
             start_new_session=True)
+    assert proc.stdout is not None  # stdout=PIPE
     try:
         line = _read_line(proc.stdout, PROCESS_START_TIMEOUT_S)
     finally:

@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 import pyarrow as pa
@@ -89,7 +90,7 @@ class AcidFileWriter:
         self._local = isinstance(fs, LocalFileSystem)
         if self._local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            self._tmp_dir = None
+            self._tmp_dir: Optional[str] = None
             self._local_path = path
         else:
             self._tmp_dir = tempfile.mkdtemp(prefix="hiveacid-")
@@ -197,10 +198,11 @@ class AcidFileWriter:
             if not self.deletes and not self._keyed:
                 ends = np.cumsum([len(s) for s in stripes])
                 return [self._insert_key_at(int(e) - 1) for e in ends if self.inserts]
-            out = []
+            out: list[tuple[int, int, int]] = []
             for stripe in stripes:
                 stripe.seek(len(stripe) - 1)
-                out.append(tuple(int(v) for v in next(stripe)))
+                write_id, bucket, row_id = next(stripe)
+                out.append((int(write_id), int(bucket), int(row_id)))
             return out
 
     def close(self) -> FileSummary:
@@ -218,7 +220,7 @@ class AcidFileWriter:
         }
         with open(self._local_path, "r+b") as f:
             add_user_metadata(f, meta)
-        if not self._local:
+        if self._tmp_dir is not None:  # not a local file system: written locally, then copied
             try:
                 with open(self._local_path, "rb") as src, self.fs.open_output(self.path) as dst:
                     shutil.copyfileobj(src, dst, 4 << 20)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 from decimal import Decimal
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Any, BinaryIO, Callable, Mapping, Optional, Sequence
 
 from ..exceptions import CorruptFileError
 from ..io.filesystem import FileSystem
@@ -80,7 +80,8 @@ _KINDS = {
 _BUCKET, _TIMESTAMP, _STRING = 5, 9, 4
 
 
-def _decode(codec: str, wire: int, raw: bytes):
+def _decode(codec: str, wire: int, raw: bytes) -> Any:
+    """The value of one statistics field: a float, bytes, Decimal or int, by ``codec``."""
     if codec == _DOUBLE:
         return struct.unpack("<d", raw)[0]
     if codec == _BYTES:
@@ -91,7 +92,7 @@ def _decode(codec: str, wire: int, raw: bytes):
     return _unzigzag(n) if codec == _SINT else n
 
 
-def _encode(num: int, codec: str, value) -> Optional[bytes]:
+def _encode(num: int, codec: str, value: Any) -> Optional[bytes]:
     if codec == _DOUBLE:
         return _key(num, 1) + struct.pack("<d", value)
     if codec == _BYTES:
@@ -178,7 +179,7 @@ def merge_column_statistics(stats: list[bytes]) -> bytes:
     if any(_C_HAS_NULL in m for m in msgs):
         out += _key(_C_HAS_NULL, 0) + varint(int(any(_uint(m, _C_HAS_NULL) for m in msgs)))
     if all(_C_BYTES in m for m in msgs):
-        out += _key(_C_BYTES, 0) + varint(sum(_uint(m, _C_BYTES) for m in msgs))
+        out += _key(_C_BYTES, 0) + varint(sum(_uint(m, _C_BYTES) or 0 for m in msgs))
     return out
 
 
@@ -233,6 +234,8 @@ def concat_orc(fs: FileSystem, sources: Sequence[str], target: str,
             with fs.open_input(s.path, size=s.tail.size) as f:
                 for st in s.stripes:
                     start = _uint(st, _S_OFFSET)
+                    if start is None:
+                        raise CorruptFileError(f"{s.path}: a stripe without its offset")
                     length = sum(_uint(st, n) or 0 for n in (_S_INDEX, _S_DATA, _S_FOOTER))
                     _copy(f, out, start, length, s.path)
                     body = _key(_S_OFFSET, 0) + varint(offset) + b"".join(
@@ -277,7 +280,7 @@ def _footer(first: _Source, kept: list[_Source], stripes: list[bytes], content_l
     return out + b"".join(v for n, v in replaced.items() if n not in done)
 
 
-def _copy(f, out, start: int, length: int, path: str) -> None:
+def _copy(f: BinaryIO, out: BinaryIO, start: int, length: int, path: str) -> None:
     f.seek(start)
     left = length
     while left:

@@ -31,7 +31,14 @@ def group_rows(keys: Sequence[pa.Array], extra: Optional[np.ndarray] = None,
     Returns ``[(key values, sorted row positions), ...]``; key values are Python objects with the
     ``extra`` key last. Rows keep their relative order inside each group.
     """
-    n = num_rows if num_rows is not None else (len(keys[0]) if keys else len(extra))
+    if num_rows is not None:
+        n = num_rows
+    elif keys:
+        n = len(keys[0])
+    elif extra is not None:
+        n = len(extra)
+    else:
+        raise ValueError("group_rows: num_rows is needed without keys")
     if not keys and extra is None:
         return [((), np.arange(n))]
     combined = np.zeros(n, dtype=np.int64)

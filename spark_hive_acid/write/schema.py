@@ -63,16 +63,18 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "") ->
         by_name.setdefault(name.lower(), i)
     wanted = [(n, hive_to_arrow(t, n)) for n, t in layout.columns]
     parts = [(n, hive_to_arrow(t, n)) for n, t in layout.partition_columns]
-    missing, bad = [], []
-    data_src, part_src = [], []
+    missing: list[str] = []
+    bad: list[str] = []
+    data_src: list[int] = []
+    part_src: list[int] = []
     hive_types = {n.lower(): t for n, t in layout.columns + layout.partition_columns}
     for (name, typ), dst in [(w, data_src) for w in wanted] + [(p, part_src) for p in parts]:
-        i = by_name.get(name.lower())
-        if i is None:
+        found = by_name.get(name.lower())
+        if found is None:
             missing.append(name)
             continue
-        dst.append(i)
-        src_type = incoming.field(i).type
+        dst.append(found)
+        src_type = incoming.field(found).type
         if not can_convert(src_type, typ, lossless=True):
             bad.append(_cast_hint(name, src_type, hive_types[name.lower()], typ))
     known = {n.lower() for n, _ in wanted + parts}

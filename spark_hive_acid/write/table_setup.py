@@ -11,7 +11,7 @@ from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
 from ..acid.names import ROW_ID_COLUMN, is_hidden
 from ..acid.partition_tree import PartitionTree, walk_partitions
 from ..acid.types import arrow_to_hive
-from ..exceptions import InvalidOptionError, NotAnAcidTableError
+from ..exceptions import CommitConflictError, InvalidOptionError, NotAnAcidTableError
 from ..io.filesystem import FileSystem
 from .options import WriteOptions
 from .plain_file import DEFAULT_COMPRESSION, ORC, PARQUET, check_codec, detect_insert_only
@@ -128,7 +128,13 @@ def _save_new(fs: FileSystem, path: str, layout: TableLayout) -> TableLayout:
     if fs.create_exclusive(fs.join(path, LAYOUT_FILE), layout.to_json().encode("utf-8")):
         log.info("Created Hive ACID table at %s", path)
         return layout
-    return load_layout(fs, path)  # type: ignore[return-value]
+    theirs = load_layout(fs, path)
+    if theirs is None:
+        raise CommitConflictError(
+            f"Table {path} was created by a concurrent writer, but its {LAYOUT_FILE} is gone now "
+            "(the table was dropped or its layout is being replaced); nothing was written. Retry "
+            "the write.")
+    return theirs
 
 
 def resolve_table(fs: FileSystem, path: str, opts: WriteOptions, schema: pa.Schema,
