@@ -14,7 +14,10 @@ import os
 import re
 import socket
 import threading
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+
+if TYPE_CHECKING:  # typing.Self is 3.11+; mypy knows typing_extensions
+    from typing_extensions import Self
 
 from .. import options as opt
 from ..acid.snapshot import ValidIdList
@@ -95,7 +98,7 @@ class MetastoreConnection:
         return cls(resolve_metastore_uris(options, spark_conf), **kwargs)
 
     # -- connection -------------------------------------------------------------------------
-    def open(self) -> "MetastoreConnection":
+    def open(self) -> "Self":
         """Connect to the first URI that accepts a connection."""
         with self._lock:
             if self._transport is not None:
@@ -135,7 +138,7 @@ class MetastoreConnection:
                 except Exception:  # noqa: BLE001 - closing a broken socket may fail; ignore
                     log.debug("error closing metastore transport", exc_info=True)
 
-    def __enter__(self) -> "MetastoreConnection":
+    def __enter__(self) -> "Self":
         return self.open()
 
     def __exit__(self, *exc: object) -> None:
