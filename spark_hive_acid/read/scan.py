@@ -150,6 +150,9 @@ class TableScan:
 
     def _partition_columns(self) -> list[Column]:
         names = self.plan.partition_names
+        if not names and self.layout is not None:
+            # no partition directory yet (an empty table): the declared columns still exist
+            names = [n for n, _ in self.layout.partition_columns]
         if self.layout is not None and self.layout.partition_columns:
             declared = {n.lower(): t for n, t in self.layout.partition_columns}
             return [Column(n, hive_to_arrow(declared.get(n.lower(), "string"), n)) for n in names]
