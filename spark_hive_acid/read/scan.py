@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 
 import pyarrow as pa
 
+from ..acid.char_types import text_limit
 from ..acid.layout import TableLayout
 from ..acid.names import ROW_ID_COLUMN
 from ..acid.snapshot import ValidIdList
@@ -215,6 +216,8 @@ class TableScan:
             predicate=predicate,
             predicate_columns=tuple(predicate_columns),
             rebase_datetime=self.options.rebase_datetime,
+            text_limits=tuple(text_limit(t) for _, t in self.layout.columns)
+            if self.layout is not None else (),
         )
 
     def tasks(self, min_tasks: Optional[int] = None) -> list[ReadTask]:

@@ -1,3 +1,8 @@
-"""Operations on a whole table that write no data of their own, without Spark: truncate, drop
-partitions (ACID: a new empty base), add columns, create an empty table. ``HiveAcidTable`` and
-``write_table`` users reach them through :mod:`spark_hive_acid.direct` and the table API."""
+"""Operations on a whole table, without Spark: truncate and drop partitions (ACID: a new empty
+base), create an empty path-mode table. ``HiveAcidTable`` calls them; so can scripts."""
+from __future__ import annotations
+
+from .create import create_path_table
+from .replace import drop_partitions, truncate
+
+__all__ = ["create_path_table", "drop_partitions", "truncate"]

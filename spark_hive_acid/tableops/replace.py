@@ -18,7 +18,7 @@ from typing import Any, Mapping, Optional, Union
 import pyarrow as pa
 
 from ..acid.layout import TableLayout
-from ..acid.partition_filter import PartitionFilter
+from ..acid.partition_condition import PartitionCondition
 from ..catalog import TableRef
 from ..exceptions import InvalidOptionError
 from ..txn.committer import empty_bases
@@ -42,7 +42,7 @@ def table_layout(ref: TableRef) -> TableLayout:
 
 
 def partition_condition(layout: TableLayout, condition: Condition, table: str,
-                        what: str = DROP_PARTITIONS) -> PartitionFilter:
+                        what: str = DROP_PARTITIONS) -> PartitionCondition:
     """``condition`` (SQL text, or a ``{column: value}`` partition spec) on the partition columns
     of ``layout``; InvalidOptionError when it names anything else."""
     if not layout.partition_columns:
@@ -51,7 +51,7 @@ def partition_condition(layout: TableLayout, condition: Condition, table: str,
             "removes rows")
     columns = list(layout.partition_columns)
     if isinstance(condition, str):
-        return PartitionFilter.parse(condition, columns, what, HINT)
+        return PartitionCondition.parse(condition, columns, what, HINT)
     if isinstance(condition, Mapping):
         names = {n.lower() for n, _ in columns}
         unknown = [k for k in condition if str(k).lower() not in names]
@@ -59,13 +59,13 @@ def partition_condition(layout: TableLayout, condition: Condition, table: str,
             raise InvalidOptionError(
                 f"{what}({dict(condition)}): {', '.join(map(str, unknown))} is not a partition "
                 f"column of {table} (they are: {', '.join(n for n, _ in columns)})")
-        return PartitionFilter.of_spec(condition, columns, what)
+        return PartitionCondition.of_spec(condition, columns, what)
     raise InvalidOptionError(
         f"{what} takes a SQL condition on partition columns (\"day < '2024-01-01'\") or a "
         f"partition spec ({{'day': '2024-01-01'}}), not {type(condition).__name__}")
 
 
-def replace_with_empty(ref: TableRef, region: Optional[PartitionFilter],
+def replace_with_empty(ref: TableRef, region: Optional[PartitionCondition],
                        operation: str) -> dict[str, Any]:
     """Commit one write id that gives every partition of ``region`` (None: the whole table) an
     empty ``base_W``. Returns the metrics, ``partitions`` (those emptied) and the ids."""

@@ -47,7 +47,7 @@ class WriteSet:
     compacted: frozenset[str] = frozenset()  # partitions a compaction rewrites (rows unchanged)
     #: the region a static partition overwrite, truncate or dropPartitions replaced: every
     #: partition a condition on the partition columns selects, existing or not
-    #: (``acid.partition_filter.PartitionFilter.to_json``); None: no such region
+    #: (``acid.partition_condition.PartitionCondition.to_json``); None: no such region
     replaced: Optional[str] = None
 
     @property

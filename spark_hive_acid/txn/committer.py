@@ -21,7 +21,7 @@ import logging
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ..acid.names import parse_acid_dir
-from ..acid.partition_filter import PartitionFilter
+from ..acid.partition_condition import PartitionCondition
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
@@ -41,7 +41,7 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
                  dml_partitions: Optional[Sequence[str]] = None, static_overwrite: bool = False,
                  inserts_unmatched: bool = False,
                  properties: Optional[Mapping[str, str]] = None,
-                 replaced: Optional[PartitionFilter] = None,
+                 replaced: Optional[PartitionCondition] = None,
                  reads_table: bool = False) -> CommitResult:
     """Publish ``staged`` and commit ``txn`` (see the module docstring); returns what was committed.
 
@@ -75,7 +75,7 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
 
 def _write_set(txn: Transaction, staged: Sequence[StagedFile], empty: Sequence[str],
                dml_partitions: Optional[Sequence[str]], static_overwrite: bool,
-               inserts_unmatched: bool, replaced: Optional[PartitionFilter] = None,
+               inserts_unmatched: bool, replaced: Optional[PartitionCondition] = None,
                reads_table: bool = False) -> WriteSet:
     bases = {f.partition for f in staged if _is_base(f.dir_name)}
     return WriteSet(
@@ -94,7 +94,7 @@ def _is_base(dir_name: str) -> bool:
 
 
 def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequence[StagedFile],
-                *, replace_all: bool, region: Optional[PartitionFilter] = None,
+                *, replace_all: bool, region: Optional[PartitionCondition] = None,
                 ensure: Sequence[str] = ()) -> list[str]:
     """The partitions an INSERT OVERWRITE replaces with an empty base: the unpartitioned table
     itself when it got no rows; with ``replace_all`` (a static overwrite), every partition that

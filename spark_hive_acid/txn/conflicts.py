@@ -40,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..acid.log_records import Terminal
-from ..acid.partition_filter import PartitionFilter
+from ..acid.partition_condition import PartitionCondition
 from .base import DML_OPERATIONS, WriteSet
 
 
@@ -98,12 +98,12 @@ def _overwrites(ws: WriteSet) -> bool:
     return ws.static_overwrite or bool(ws.overwritten) or ws.replaced is not None
 
 
-def _region(ws: WriteSet) -> Optional[PartitionFilter]:
+def _region(ws: WriteSet) -> Optional[PartitionCondition]:
     if ws.replaced is None:
         return None
     region = _REGIONS.get(ws.replaced)
     if region is None:
-        region = _REGIONS[ws.replaced] = PartitionFilter.from_json(ws.replaced)
+        region = _REGIONS[ws.replaced] = PartitionCondition.from_json(ws.replaced)
     return region
 
 
@@ -123,7 +123,7 @@ def _replaced(ws: WriteSet, parts: frozenset[str]) -> bool:
     return bool(parts & ws.overwritten) or bool(_in_region(ws, parts))
 
 
-_REGIONS: dict[str, PartitionFilter] = {}
+_REGIONS: dict[str, PartitionCondition] = {}
 
 
 def _some(parts: frozenset[str]) -> str:

@@ -6,7 +6,7 @@ also when the SELECT returns no rows: Hive 4 then writes ``base_W`` with an empt
 creates the partition if it did not exist (Hive 3.1.3 leaves the partition as it was, a bug this
 library does not copy). With some of the partition columns, as Spark's static mode does, every
 partition matching them is replaced. ``replaceWhere`` (delta-spark's name) takes any condition on
-the partition columns (``acid.partition_filter``). Every row written must be inside the region.
+the partition columns (``acid.partition_condition``). Every row written must be inside the region.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..acid.layout import TableLayout
-from ..acid.partition_filter import PartitionFilter
+from ..acid.partition_condition import PartitionCondition
 from ..acid.partitions import DEFAULT_PARTITION, partition_name
 from ..exceptions import InvalidOptionError
 from .options import WriteOptions
@@ -26,7 +26,7 @@ HINT = "it may name partition columns only; to remove rows by other columns use 
 class Replacement:
     """The region an overwrite replaces, and what follows from how it was given."""
 
-    region: PartitionFilter
+    region: PartitionCondition
     option: str  # replaceWhere | partitionSpec: how errors name it
     constants: tuple[tuple[str, Optional[str]], ...] = ()  # spec columns the data may leave out
     ensure: tuple[str, ...] = ()  # a full spec's partition: created even when it gets no rows
@@ -50,7 +50,7 @@ def replacement(layout: TableLayout, opts: WriteOptions, overwrite: bool,
             " Nothing was written.")
     columns = [(n, t) for n, t in layout.partition_columns]
     if opts.replace_where is not None:
-        return Replacement(PartitionFilter.parse(opts.replace_where, columns,
+        return Replacement(PartitionCondition.parse(opts.replace_where, columns,
                                                  "Option replaceWhere", HINT), option)
     names = {n.lower(): n for n, _ in columns}
     spec: dict[str, Optional[str]] = {}
@@ -60,7 +60,7 @@ def replacement(layout: TableLayout, opts: WriteOptions, overwrite: bool,
                 f"Option partitionSpec names '{k}', which is not a partition column of {table} "
                 f"(they are: {', '.join(names.values())}). Nothing was written.")
         spec[names[k.lower()]] = None if v in ("", DEFAULT_PARTITION) else v
-    region = PartitionFilter.of_spec(spec, columns, "Option partitionSpec")
+    region = PartitionCondition.of_spec(spec, columns, "Option partitionSpec")
     full = len(spec) == len(columns)
     ensure = (partition_name([n for n, _ in columns], [spec[n] for n, _ in columns]),) \
         if full else ()

@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..acid.char_types import TextLimit, enforce, text_limit
 from ..acid.layout import TableLayout
 from ..acid.types import arrow_to_hive, can_convert, hive_to_arrow
 from ..exceptions import HiveAcidError, SchemaMismatchError
@@ -24,11 +25,14 @@ class ColumnMapping:
     #: per partition column whose source is -1 (not in the data): its value (a static partition
     #: overwrite's spec), as Hive text; None: the default partition
     partition_constants: tuple[Optional[str], ...] = ()
+    #: per data column: Hive's char(n) / varchar(n) length rule (``acid.char_types``), or None
+    text_limits: tuple[TextLimit, ...] = ()
 
     def conform(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, list[pa.Array]]:
         cols = []
-        for src, f in zip(self.data_sources, self.row_type):
-            cols.append(_cast(batch.column(src), f.type))
+        limits = self.text_limits or (None,) * len(self.data_sources)
+        for src, f, limit in zip(self.data_sources, self.row_type, limits):
+            cols.append(enforce(_cast(batch.column(src), f.type), limit))
         data = pa.RecordBatch.from_arrays(cols, schema=pa.schema(list(self.row_type)))
         parts = [batch.column(i) if i >= 0 else
                  _constant(self.partition_constants[k], self.partition_types[k], batch.num_rows)
@@ -110,7 +114,8 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "",
             + f". The table has: {cols}. Nothing was written.")
     return ColumnMapping(tuple(data_src), tuple(part_src), row_type_of(layout),
                          tuple(n for n, _ in parts), tuple(t for _, t in parts),
-                         tuple(fixed.get(n.lower()) for n, _ in parts))
+                         tuple(fixed.get(n.lower()) for n, _ in parts),
+                         tuple(text_limit(t) for _, t in layout.columns))
 
 
 def check_names(names: Sequence[str], available: Sequence[str], what: str) -> None:

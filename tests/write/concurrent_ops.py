@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from spark_hive_acid import read_table, write_table
 from spark_hive_acid.acid.layout import staging_dir
-from spark_hive_acid.acid.partition_filter import PartitionFilter
+from spark_hive_acid.acid.partition_condition import PartitionCondition
 from spark_hive_acid.catalog import PathTable
 from spark_hive_acid.txn.committer import commit_write, empty_bases
 from spark_hive_acid.write.replace_region import Replacement
@@ -98,7 +98,7 @@ class Op:
         stage = fs.join(staging_dir(fs, location, txn.write_id), "t")
         mapping = map_columns(layout, _arrow(self.rows or [(0, 0, 0)]).schema)
         if self.kind in REPLACING:
-            region = None if self.kind == "truncate" else PartitionFilter.parse(
+            region = None if self.kind == "truncate" else PartitionCondition.parse(
                 f"p IN ({', '.join(map(str, sorted(self.parts)))})", PARTITION_COLUMNS)
             rep = None if region is None else Replacement(region, "replaceWhere")
             staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=True,

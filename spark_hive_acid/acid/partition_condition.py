@@ -263,7 +263,7 @@ def _evaluate(node: Node, values: Mapping[str, Any]) -> Optional[bool]:
 
 
 @dataclass(frozen=True)
-class PartitionFilter:
+class PartitionCondition:
     """A parsed condition on the partition columns ``columns`` ((name, Hive type), in order)."""
 
     text: str
@@ -272,7 +272,7 @@ class PartitionFilter:
 
     @classmethod
     def parse(cls, text: str, columns: Sequence[tuple[str, str]], what: str = "The condition",
-              hint: str = "") -> "PartitionFilter":
+              hint: str = "") -> "PartitionCondition":
         """Parse ``text``; InvalidOptionError (starting with ``what``) names what is wrong."""
         cols = tuple((str(n), str(t)) for n, t in columns)
         node = _Parser(text, {n.lower(): t for n, t in cols}, what, hint).parse()
@@ -280,7 +280,7 @@ class PartitionFilter:
 
     @classmethod
     def of_spec(cls, spec: Mapping[str, Any], columns: Sequence[tuple[str, str]],
-                what: str = "The partition spec") -> "PartitionFilter":
+                what: str = "The partition spec") -> "PartitionCondition":
         """The partitions whose columns have the values of ``spec`` (all or some of them)."""
         if not spec:
             raise InvalidOptionError(f"{what} is empty: name at least one partition column")
@@ -318,6 +318,6 @@ class PartitionFilter:
                           sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> "PartitionFilter":
+    def from_json(cls, text: str) -> "PartitionCondition":
         d = json.loads(text)
         return cls.parse(d["where"], [tuple(c) for c in d["columns"]])
