@@ -78,7 +78,8 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     layout, created = ref.prepare_write(schema, write_options)
     rep = replacement(layout, write_options, overwrite, ref.display)
     mapping = map_columns(layout, schema, table=ref.display,
-                          constants=rep.constants if rep else ())
+                          constants=rep.constants if rep else (),
+                          fill_missing=write_options.merge_schema)
     fs, location = ref.location()
     spec = TableSpec.of(location, layout)
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))

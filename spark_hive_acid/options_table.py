@@ -152,8 +152,9 @@ OPTIONS: tuple[Option, ...] = (
          "when no row arrives; the data may leave the spec's columns out", PROPERTIES,
          default_doc="none"),
     _opt("mergeSchema", (WRITE,), "`true`: data columns the table does not have are added to it "
-         "first, at the end, as `HiveAcidTable.addColumns` does (older rows read NULL); without "
-         "it such a column is an error", BOOL, False),
+         "first, at the end, as `HiveAcidTable.addColumns` does (older rows read NULL), and data "
+         "columns the data lacks are written as NULL; without it either is an error", BOOL,
+         False),
     _opt("txnTimeoutSeconds", (WRITE,), "idle time after which another writer may abort this "
          "write (path mode; a compaction's is 5 minutes)", SECONDS, 3600.0),
     _opt("fileFormat", (WRITE,), "`orc` or `parquet`: the data files of a new table; Parquet "

@@ -69,7 +69,8 @@ def create_writer(options: dict, schema: StructType, overwrite: bool,
     layout, created = table.prepare_write(arrow_schema, wopts)
     rep = replacement(layout, wopts, overwrite, table.display)
     mapping = map_columns(layout, arrow_schema, table=table.display,
-                          constants=rep.constants if rep else ())
+                          constants=rep.constants if rep else (),
+                          fill_missing=wopts.merge_schema)
     fs, path = table.location()
     spec = TableSpec.of(path, layout)
     operation = "overwrite" if overwrite else ("create" if created else "append")

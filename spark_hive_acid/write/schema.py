@@ -32,7 +32,8 @@ class ColumnMapping:
         cols = []
         limits = self.text_limits or (None,) * len(self.data_sources)
         for src, f, limit in zip(self.data_sources, self.row_type, limits):
-            cols.append(enforce(_cast(batch.column(src), f.type), limit))
+            cols.append(enforce(_cast(batch.column(src), f.type), limit) if src >= 0
+                        else pa.nulls(batch.num_rows, f.type))
         data = pa.RecordBatch.from_arrays(cols, schema=pa.schema(list(self.row_type)))
         parts = [batch.column(i) if i >= 0 else
                  _constant(self.partition_constants[k], self.partition_types[k], batch.num_rows)
@@ -71,10 +72,12 @@ def row_type_of(layout: TableLayout) -> pa.StructType:
 
 
 def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "",
-                constants: Sequence[tuple[str, Optional[str]]] = ()) -> ColumnMapping:
+                constants: Sequence[tuple[str, Optional[str]]] = (),
+                fill_missing: bool = False) -> ColumnMapping:
     """Match ``incoming`` columns to the table by name (case-insensitive); raise
     SchemaMismatchError naming every missing, extra or incompatible column. ``constants``:
-    partition columns the data may leave out, with their value (a static partition spec)."""
+    partition columns the data may leave out, with their value (a static partition spec);
+    ``fill_missing`` (option mergeSchema): data columns the data lacks are written as NULL."""
     by_name: dict[str, int] = {}
     for i, name in enumerate(incoming.names):
         by_name.setdefault(name.lower(), i)
@@ -86,7 +89,8 @@ def map_columns(layout: TableLayout, incoming: pa.Schema, *, table: str = "",
     fixed = {n.lower(): v for n, v in constants}
     for (name, typ), dst in [(w, data_src) for w in wanted] + [(p, part_src) for p in parts]:
         i = by_name.get(name.lower())
-        if i is None and dst is part_src and name.lower() in fixed:
+        if i is None and ((dst is part_src and name.lower() in fixed)
+                          or (dst is data_src and fill_missing)):
             dst.append(-1)
             continue
         if i is None:
