@@ -96,3 +96,15 @@ def newest_schema_version(fs: FileSystem, table_path: str) -> int:
         return 0
     found = [int(m.group(1)) for e in entries if (m := _SCHEMA_FILE.match(e.name))]
     return max(found, default=0)
+
+
+def save_layout(fs: FileSystem, table_path: str, layout: TableLayout) -> None:
+    """Write the layout file of a table being set up (temp file + rename). Replacing an existing
+    one is not atomic (delete, then rename): a live table's schema changes go through
+    ``_hiveacid_schema/`` (see the module docstring), never through this."""
+    path = fs.join(table_path, LAYOUT_FILE)
+    tmp = fs.join(table_path, f".{LAYOUT_FILE}.tmp")
+    fs.write_bytes(tmp, layout.to_json().encode("utf-8"))
+    if fs.exists(path):
+        fs.delete(path)
+    fs.rename(tmp, path)
