@@ -110,9 +110,9 @@ class _Parser:
 
     def predicate(self) -> Node:
         if self.take("("):
-            node = self.disjunction()
+            inner = self.disjunction()
             self.expect(")")
-            return node
+            return inner
         if self.peek("TRUE", "FALSE") and not self._followed_by_operator():
             return ("const", self.toks[self.take_index()][1].upper() == "TRUE")
         left = self.operand()
