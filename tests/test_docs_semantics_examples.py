@@ -1,4 +1,4 @@
-"""The examples of docs/writing.md's sections on creating empty tables, static partition overwrite,
+"""The examples of docs/writing.md's (and docs/sql.md's) sections on creating empty tables, static partition overwrite,
 truncate / drop partitions / restore and schema changes run as-is, in order, in one session; an
 expression whose line ends with a comment holding a Python value (``# [9]``) must give it."""
 from __future__ import annotations
@@ -51,3 +51,14 @@ def test_the_writing_docs_examples_run_as_is(spark, tmp_path):
     env = {"spark": spark}
     checked = sum(_run(b.replace("/tmp/hiveacid-docs", str(tmp_path)), env) for b in blocks)
     assert checked >= 6
+
+
+@pytest.mark.spark
+def test_the_sql_docs_example_of_an_empty_table_runs_as_is(spark, tmp_path):
+    text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+                 if "orders_new" in b)
+    env = {"spark": spark}
+    _run(block.replace("/tmp/hiveacid-docs", str(tmp_path)), env)
+    rows = env["sha"].sql(spark, "SELECT * FROM orders_new").collect()
+    assert [tuple(r) for r in rows] == [(1, "kiwi", "2024-01-01")]
