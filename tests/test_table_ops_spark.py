@@ -47,6 +47,17 @@ def test_create_an_empty_table_at_a_path_and_use_it_from_sql(spark, tmp_path):
     assert HiveAcidTable.create(spark, path, "id int", ifNotExists=True).toDF().count() == 2
 
 
+def test_an_empty_dataframe_written_with_partition_by_keeps_its_partition_columns(spark, tmp_path):
+    path = str(tmp_path / "e")
+    spark.createDataFrame([], SCHEMA).write.format("hiveacid").option("partitionBy", "day") \
+        .mode("append").save(path)
+    sha.register_view(spark, "issue26_empty_df", path)
+    assert sha.sql(spark, "SELECT * FROM issue26_empty_df").columns == ["id", "v", "day"]
+    sha.sql(spark, "INSERT INTO issue26_empty_df VALUES (1, 'a', 'd1')")
+    assert [tuple(r) for r in sha.sql(spark, "SELECT * FROM issue26_empty_df").collect()] == [
+        (1, "a", "d1")]
+
+
 def test_static_partition_overwrite_with_df_write(spark, tmp_path):
     path = str(tmp_path / "t")
     _write(spark, path, [(1, "a", "d1"), (2, "b", "d2"), (3, "c", "d3")], partitionBy="day")
