@@ -8,17 +8,20 @@ Spark reader's planner and task reader run in-process.
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
+import json
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
 from . import options as opt
 from .acid.layout import staging_dir
+from .acid.partitions import DEFAULT_PARTITION, value_string
 from .catalog import open_scan, table_ref
 from .exceptions import InvalidOptionError, SchemaMismatchError
 from .txn.committer import empty_bases
 from .txn.session import WriteSession
 from .write.options import WriteOptions
+from .write.replace_region import replacement
 from .write.schema import map_columns
 from .write.task_writer import InsertTarget, TableSpec, stage_batches
 
@@ -34,7 +37,8 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
                 mode: str = "append", partition_by: Optional[Sequence[str]] = None,
                 bucket_by: Optional[Sequence[str]] = None, num_buckets: Optional[int] = None,
                 partition_overwrite_mode: str = "static",
-                options: Optional[Mapping[str, str]] = None) -> dict:
+                options: Optional[Mapping[str, str]] = None,
+                partition: Optional[Mapping[str, Any]] = None) -> dict:
     """Append (INSERT) or overwrite (INSERT OVERWRITE) Arrow data into a Hive ACID table.
 
     Args:
@@ -48,7 +52,12 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
         partition_overwrite_mode: ``"static"`` (an overwrite replaces the whole table) or
             ``"dynamic"`` (only the partitions present in the data).
         options: any other write option (``compression``, ``tableProperties``,
-            ``txnTimeoutSeconds``, metastore and storage options; docs/writing.md).
+            ``txnTimeoutSeconds``, ``replaceWhere``, ``mergeSchema``, metastore and storage
+            options; docs/writing.md).
+        partition: with ``mode="overwrite"``, Hive's ``INSERT OVERWRITE ... PARTITION (c=1)``:
+            ``{"c": 1}`` replaces exactly that partition (empty when no row arrives; with some of
+            the partition columns, every partition matching them); the data may leave those
+            columns out (option ``partitionSpec``).
 
     Returns the metrics: ``numInsertedRows``, ``numFiles``, ``writeId`` (and ``txnId``).
     """
@@ -58,28 +67,45 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     given = {"path": path, "table": table,
              "partitionBy": ",".join(partition_by) if partition_by else None,
              "bucketBy": ",".join(bucket_by) if bucket_by else None,
-             "numBuckets": num_buckets, "partitionOverwriteMode": partition_overwrite_mode}
+             "numBuckets": num_buckets, "partitionOverwriteMode": partition_overwrite_mode,
+             "partitionSpec": None if partition is None else _spec_json(partition)}
     merged = {**opt.lowered(options), **opt.lowered({k: v for k, v in given.items()
                                                      if v is not None})}
     ref = table_ref(merged)
     write_options = WriteOptions.parse(ref.options, require_path=False)
     schema, batches = _batches(data)
+    overwrite = mode == "overwrite"
     layout, created = ref.prepare_write(schema, write_options)
-    mapping = map_columns(layout, schema, table=ref.display)
+    rep = replacement(layout, write_options, overwrite, ref.display)
+    mapping = map_columns(layout, schema, table=ref.display,
+                          constants=rep.constants if rep else (),
+                          fill_missing=write_options.merge_schema)
     fs, location = ref.location()
     spec = TableSpec.of(location, layout)
-    overwrite = mode == "overwrite"
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
+    replace_all = overwrite and not write_options.dynamic_overwrite and rep is None
     with WriteSession(fs, location, txn, "write_table") as session:
-        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
+        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite,
+                                                      replacement=rep),
                                mapping, _same_schema(batches, schema),
                                fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
-        empty = (empty_bases(txn, fs, spec, staged,
-                             replace_all=not write_options.dynamic_overwrite)
+        empty = (empty_bases(txn, fs, spec, staged, replace_all=replace_all,
+                             region=rep.region if rep else None,
+                             ensure=rep.ensure if rep else ())
                  if overwrite else [])
-        result = session.commit(spec, staged, empty_bases=empty,
-                                static_overwrite=overwrite and not write_options.dynamic_overwrite)
+        result = session.commit(spec, staged, empty_bases=empty, static_overwrite=replace_all,
+                                replaced=rep.region if rep else None)
     return dict(result.metrics, **txn.ids())
+
+
+def _spec_json(partition: Mapping[str, Any]) -> str:
+    """``write_table(partition={...})`` as option partitionSpec (values as Hive's text)."""
+    if not isinstance(partition, Mapping):
+        raise InvalidOptionError(
+            f"write_table(partition={partition!r}): give a dict of partition values, e.g. "
+            "{'day': '2024-01-01'}")
+    return json.dumps({str(k): (DEFAULT_PARTITION if value_string(v) is None else value_string(v))
+                       for k, v in partition.items()})
 
 
 def read_table(path: str, **options: object) -> pa.Table:

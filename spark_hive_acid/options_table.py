@@ -142,6 +142,19 @@ OPTIONS: tuple[Option, ...] = (
          "(table creation)", PROPERTIES, default_doc="none"),
     _opt("partitionOverwriteMode", (WRITE,), "`static` (replace the table) or `dynamic` (only "
          "the partitions in the data)", CHOICE, "static", choices=("static", "dynamic")),
+    _opt("replaceWhere", (WRITE,), "with `mode(\"overwrite\")`: replace exactly the partitions "
+         "this condition on partition columns selects (`\"day >= '2024-01-01'\"`), also those "
+         "that get no rows (they become empty); every row written must satisfy it. See [Static "
+         "partition overwrite](#static-partition-overwrite)", default_doc="none"),
+    _opt("partitionSpec", (WRITE,), "with `mode(\"overwrite\")`: Hive's `INSERT OVERWRITE ... "
+         "PARTITION (day='a')`: `day=a` or `{\"day\": \"a\"}` replaces that partition (with "
+         "some of the partition columns: every partition matching them), which becomes empty "
+         "when no row arrives; the data may leave the spec's columns out", PROPERTIES,
+         default_doc="none"),
+    _opt("mergeSchema", (WRITE,), "`true`: data columns the table does not have are added to it "
+         "first, at the end, as `HiveAcidTable.addColumns` does (older rows read NULL), and data "
+         "columns the data lacks are written as NULL; without it either is an error", BOOL,
+         False),
     _opt("txnTimeoutSeconds", (WRITE,), "idle time after which another writer may abort this "
          "write (path mode; a compaction's is 5 minutes)", SECONDS, 3600.0),
     _opt("fileFormat", (WRITE,), "`orc` or `parquet`: the data files of a new table; Parquet "

@@ -3,17 +3,27 @@
 Stored as JSON in ``_hiveacid_table.json`` at the table root: the leading underscore makes Hive,
 Trino and Impala ignore it (hiddenFileFilter). Written once at table creation; later writes and
 reads honour it without the user repeating options.
+
+A schema change (``HiveAcidTable.addColumns``) never rewrites that file (a file system's rename
+cannot replace a file atomically): it creates ``_hiveacid_schema/<v>.json`` exclusively, the whole
+layout at schema version ``v``; the highest one is the table's layout. The exclusive create is the
+change's commit point: of two concurrent changes from one version, one wins and the other sees it
+(``write.schema_change``).
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-from ..exceptions import CorruptFileError
+from ..exceptions import CorruptFileError, PathNotFoundError
 from ..io.filesystem import FileSystem
 
 LAYOUT_FILE = "_hiveacid_table.json"
+#: Schema versions: ``<v:06d>.json``, each a whole layout (see the module docstring)
+SCHEMA_DIR = "_hiveacid_schema"
+_SCHEMA_FILE = re.compile(r"^(\d+)\.json$")
 #: Where the tasks of a write stage their files before the commit renames them into the table.
 STAGING_DIR = "_hiveacid_staging"
 
@@ -34,6 +44,7 @@ class TableLayout:
     properties: dict[str, str] = field(default_factory=dict)
     version: int = 1
     file_format: str = "orc"  # data files: full-ACID tables are ORC; insert-only ORC or Parquet
+    schema_version: int = 0  # 0: as created; v: _hiveacid_schema/<v>.json
 
     @property
     def insert_only(self) -> bool:
@@ -56,20 +67,41 @@ class TableLayout:
                 properties=dict(d.get("properties", {})),
                 version=int(d.get("version", 1)),
                 file_format=str(d.get("file_format", "orc")),
+                schema_version=int(d.get("schema_version", 0)),
             )
         except (ValueError, KeyError, TypeError) as e:
             raise CorruptFileError(f"Cannot parse table layout file {where}: {e}") from e
 
 
 def load_layout(fs: FileSystem, table_path: str) -> Optional[TableLayout]:
+    """The table's layout: its newest schema version, else the layout file; None without one."""
     path = fs.join(table_path, LAYOUT_FILE)
     if not fs.exists(path):
         return None
+    newest = newest_schema_version(fs, table_path)
+    if newest:
+        path = schema_version_path(fs, table_path, newest)
     return TableLayout.from_json(fs.read_bytes(path).decode("utf-8"), path)
 
 
+def schema_version_path(fs: FileSystem, table_path: str, version: int) -> str:
+    return fs.join(table_path, SCHEMA_DIR, f"{version:06d}.json")
+
+
+def newest_schema_version(fs: FileSystem, table_path: str) -> int:
+    """The highest schema version of ``_hiveacid_schema/`` (0: none)."""
+    try:
+        entries = fs.list_dir(fs.join(table_path, SCHEMA_DIR))
+    except PathNotFoundError:
+        return 0
+    found = [int(m.group(1)) for e in entries if (m := _SCHEMA_FILE.match(e.name))]
+    return max(found, default=0)
+
+
 def save_layout(fs: FileSystem, table_path: str, layout: TableLayout) -> None:
-    """Write the layout atomically (temp file + rename)."""
+    """Write the layout file of a table being set up (temp file + rename). Replacing an existing
+    one is not atomic (delete, then rename): a live table's schema changes go through
+    ``_hiveacid_schema/`` (see the module docstring), never through this."""
     path = fs.join(table_path, LAYOUT_FILE)
     tmp = fs.join(table_path, f".{LAYOUT_FILE}.tmp")
     fs.write_bytes(tmp, layout.to_json().encode("utf-8"))

@@ -33,6 +33,27 @@ def _split_top(s: str) -> list[str]:
     return parts
 
 
+def parse_column_list(ddl: str) -> list[tuple[str, str]]:
+    """``"id int, name varchar(20), tags array<string>"`` -> ``[(name, Hive type), ...]`` (a
+    column name may be back-quoted); every type is checked (SchemaMismatchError naming it)."""
+    out = []
+    for part in _split_top(ddl):
+        part = part.strip()
+        if part.startswith("`"):
+            end = part.find("`", 1)
+            name, rest = part[1:end], part[end + 1:]
+        else:
+            name, _, rest = part.partition(" ")
+        rest = rest.strip()
+        if not name or not rest:
+            raise SchemaMismatchError(f"'{part}' is not 'name type' (e.g. 'id int')")
+        hive_to_arrow(rest, name)
+        out.append((name, rest))
+    if not out:
+        raise SchemaMismatchError("The column list is empty (e.g. 'id int, name string')")
+    return out
+
+
 def hive_to_arrow(hive_type: str, column: str = "") -> pa.DataType:
     """Arrow type of a Hive type string (``decimal(10,2)``, ``map<string,array<int>>``...)."""
     t = hive_type.strip()

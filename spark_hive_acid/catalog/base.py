@@ -19,7 +19,7 @@ References are picklable (no connection inside): Spark ships them to its workers
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -27,6 +27,7 @@ from .. import options as opt
 from ..acid.layout import TableLayout
 from ..acid.log_records import ABORTED, COMMITTED, OPEN, Terminal
 from ..acid.snapshot import ValidIdList
+from ..acid.types import arrow_to_hive
 from ..exceptions import InvalidOptionError
 from ..io.filesystem import FileSystem
 from ..read.options import ReadOptions
@@ -141,6 +142,22 @@ class TableRef(abc.ABC):
         """Check that data of ``schema`` may be written with ``write_options`` (creation options
         must agree with the table), creating the table where that is how tables are made (a new
         path); returns ``(layout, created)``. Opens no transaction."""
+
+    @abc.abstractmethod
+    def add_columns(self, columns: Sequence[tuple[str, str]]) -> TableLayout:
+        """``ALTER TABLE ... ADD COLUMNS``: data columns (name, Hive type) added at the end;
+        rows written before read NULL for them. Returns the new layout."""
+
+    def merge_schema(self, layout: TableLayout, schema: pa.Schema,
+                     write_options: WriteOptions) -> TableLayout:
+        """With option ``mergeSchema``, the layout after adding the columns of ``schema`` the
+        table lacks (partition columns cannot be added); otherwise ``layout``."""
+        if not write_options.merge_schema:
+            return layout
+        known = {n.lower() for n, _ in layout.columns + layout.partition_columns}
+        new = [(f.name, arrow_to_hive(f.type, f.name)) for f in schema
+               if f.name.lower() not in known]
+        return self.add_columns(new) if new else layout
 
     @abc.abstractmethod
     def begin(self, operation: str) -> Transaction:

@@ -37,7 +37,8 @@ from ..write.plain_file import (
     check_codec,
     format_of_input_format,
 )
-from ..write.table_setup import layout_from_schema
+from ..write.schema_change import check_new_columns
+from ..write.table_setup import layout_from_columns, layout_from_schema
 from .base import METASTORE_MODE, TableRef
 from .dir_history import history_from_dirs
 
@@ -147,7 +148,14 @@ class MetastoreTable(TableRef):
                       ) -> tuple[TableLayout, bool]:
         info = self.writable_info()
         _check_creation_options(write_options, info)
-        return self.layout(info=info), False
+        return self.merge_schema(self.layout(info=info), schema, write_options), False
+
+    def add_columns(self, columns: Sequence[tuple[str, str]]) -> TableLayout:
+        """The metastore's ALTER TABLE (``MetastoreClient.add_columns``)."""
+        new = check_new_columns(self.layout(), columns, self.display)
+        with self.client() as c:
+            c.add_columns(self.db, self.name, new)
+        return self.layout()
 
     def begin(self, operation: str, info: Optional[TableInfo] = None) -> HmsTransaction:
         txn = HmsTransaction(
@@ -250,14 +258,17 @@ def _check_creation_options(write_options: WriteOptions, info: TableInfo) -> Non
 
 
 def create_table(table: MetastoreTable, schema: pa.Schema, write_options: WriteOptions, *,
-                 location: Optional[str] = None, if_not_exists: bool = False) -> MetastoreTable:
+                 location: Optional[str] = None, if_not_exists: bool = False,
+                 columns: Optional[Sequence[tuple[str, str]]] = None) -> MetastoreTable:
     """Register a transactional (full-ACID, ORC) table with the columns of ``schema`` (partition
-    columns included) and the creation options of ``write_options``."""
+    columns included) and the creation options of ``write_options``; ``columns``: the same
+    columns as (name, Hive type), which keeps declared ``char(n)`` / ``varchar(n)`` types."""
     if write_options.bucket_by and not write_options.num_buckets:
         raise InvalidOptionError("bucketBy needs numBuckets (a positive integer)")
     if write_options.num_buckets and not write_options.bucket_by:
         raise InvalidOptionError("numBuckets needs bucketBy (the CLUSTERED BY columns)")
-    layout = layout_from_schema(write_options, schema)
+    layout = (layout_from_schema(write_options, schema) if columns is None
+              else layout_from_columns(write_options, columns))
     props = dict(layout.properties)
     if write_options.compression:
         props.setdefault("orc.compress", write_options.compression)

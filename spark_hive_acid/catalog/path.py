@@ -1,7 +1,7 @@
 """A table in a directory (path mode): layout file, adoption of Hive-written tables, the log."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -18,6 +18,7 @@ from ..read.source import TableSource
 from ..txn import pathlog
 from ..txn.pathlog import PathTransaction
 from ..write.options import WriteOptions
+from ..write.schema_change import add_columns
 from ..write.table_setup import resolve_table
 from .base import PATH_MODE, TableRef
 from .dir_history import history_from_dirs
@@ -65,7 +66,18 @@ class PathTable(TableRef):
 
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
                       ) -> tuple[TableLayout, bool]:
-        return resolve_table(self.fs, self.path, write_options, schema, self._columns_on_disk)
+        layout, created = resolve_table(self.fs, self.path, write_options, schema,
+                                        self._columns_on_disk)
+        return self.merge_schema(layout, schema, write_options), created
+
+    def add_columns(self, columns: Sequence[tuple[str, str]]) -> TableLayout:
+        self.layout(self._reader_schema)  # a table Hive wrote gets its layout file first
+        return add_columns(self.fs, self.path, columns)
+
+    def _reader_schema(self) -> pa.Schema:
+        scan = self.scan()
+        return pa.schema([pa.field(c.name, c.type)
+                          for c in scan.data_columns + scan.partition_columns])
 
     def _columns_on_disk(self, insert_only: bool) -> Optional[pa.Schema]:
         """A Hive-written table's columns as its reader sees them (partition columns marked in

@@ -6,6 +6,10 @@
     hiveacid history  PATH|DB.TABLE [--limit N] [--json]      one line per write id
     hiveacid snapshot PATH|DB.TABLE                           the current ValidWriteIdList
     hiveacid validate PATH|DB.TABLE [--json]                  every file checked; exit 1 on problems
+    hiveacid create   PATH "id int, day string" [--partition-by day]   an empty table
+    hiveacid truncate PATH|DB.TABLE                           empty it (one ACID write)
+    hiveacid drop-partitions PATH|DB.TABLE "day < '2024-02-01'"   empty those partitions
+    hiveacid add-columns PATH|DB.TABLE "note string"          ALTER TABLE ... ADD COLUMNS
 
 A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
 ``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
@@ -23,6 +27,7 @@ from typing import Optional, Sequence
 
 from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
+from . import table_commands
 from .inspect import inspect_table, render
 from .target import Target, open_target
 from .validate import validate_table
@@ -48,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("snapshot", parents=[common], help="print the current snapshot string")
     v = sub.add_parser("validate", parents=[common], help="check every file; exit 1 on problems")
     v.add_argument("--json", action="store_true")
+    table_commands.add_parsers(sub, common)
     return p
 
 
@@ -60,7 +66,7 @@ def _options(args: argparse.Namespace) -> dict[str, str]:
         out[key.strip()] = value
     if args.metastore_uri:
         out["metastoreUri"] = args.metastore_uri
-    opt.check_known(out, "hiveacid -o", (opt.READ, opt.METASTORE, opt.STORAGE))
+    opt.check_known(out, "hiveacid -o", (opt.READ, opt.WRITE, opt.METASTORE, opt.STORAGE))
     return out
 
 
@@ -97,6 +103,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.command in table_commands.COMMANDS:
+            return table_commands.run(args, _options(args))
         target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
         if args.command == "snapshot":
             print(target.write_ids.to_string())

@@ -47,8 +47,11 @@ class Operation(str, enum.Enum):
     def _missing_(cls, value: object) -> Optional["Operation"]:
         if isinstance(value, str):
             key = value.strip().lower().replace(" ", "_").replace("-", "_")
-            key = {"overwrite": "insert_overwrite", "append": "insert", "select": "read"}.get(
-                key, key)
+            key = {"overwrite": "insert_overwrite", "append": "insert", "select": "read",
+                   # they replace partitions with new bases, as an INSERT OVERWRITE does (Hive 4's
+                   # TRUNCATE takes its EXCLUSIVE lock too)
+                   "truncate": "insert_overwrite", "droppartitions": "insert_overwrite",
+                   "restore": "insert_overwrite"}.get(key, key)
             for member in cls:
                 if member.value == key:
                     return member

@@ -161,6 +161,18 @@ class TableCalls(MetastoreConnection):
                          {1: tt.AlreadyExistsException, 2: tt.InvalidObjectException,
                           3: tt.MetaException, 4: tt.NoSuchObjectException})
 
+    def add_columns(self, db: str, tbl: str, columns: Sequence[Column]) -> TableInfo:
+        """``ALTER TABLE db.tbl ADD COLUMNS (...)``: ``columns`` appended to the table's data
+        columns (``alter_table``; partitions keep their own column lists, as without CASCADE:
+        Hive reads old partitions' files with NULL for the new columns)."""
+        _, tt = bindings()
+        table = self._raw_table(db, tbl)
+        table.sd.cols = list(table.sd.cols) + [tt.FieldSchema(name=n, type=t, comment=None)
+                                               for n, t in columns]
+        self._call("alter_table", db, tbl, table, what=f"alter_table({db}.{tbl}) add columns",
+                   table=f"{db}.{tbl}")
+        return self.get_table(db, tbl, require_acid=False)
+
     def drop_table(self, db: str, tbl: str, *, delete_data: bool = True,
                    if_exists: bool = True) -> None:
         try:

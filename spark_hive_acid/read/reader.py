@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from ..acid import bucket_codec
+from ..acid.char_types import TextLimit, enforce
 from ..acid.snapshot import ValidIdList
 from ..acid.types import can_convert
 from ..exceptions import CorruptFileError, SchemaMismatchError
@@ -69,6 +70,7 @@ class ReadSpec:
     predicate_columns: tuple[int, ...] = ()  # data column positions the predicate reads
     predicate: Optional[DataPredicate] = None
     rebase_datetime: bool = True  # read hybrid-calendar files' old dates as written (calendar.py)
+    text_limits: tuple[TextLimit, ...] = ()  # per data column: char(n)/varchar(n) (char_types)
 
 
 @dataclass(frozen=True)
@@ -278,6 +280,10 @@ class TaskReader:
         conds = getattr(self.spec.predicate, "conds", ())
         if layout.rebase:  # statistics hold the raw hybrid values
             conds = tuple(c for c in conds if stats_decide_exactly(c))
+        if any(self.spec.text_limits):  # statistics hold values as stored, before the rules
+            limited = {n.lower() for n, lim in zip(self.spec.data_names, self.spec.text_limits)
+                       if lim is not None}
+            conds = tuple(c for c in conds if c.column not in limited)
         if s.flush_length is not None or not (conds or layout.read_keys):
             return {}, {}
         import pyorc
@@ -310,7 +316,14 @@ class TaskReader:
         return paths
 
     def _conform(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
-        """Cast a file column to the table's type (schema evolution: widening only)."""
+        """Cast a file column to the table's type (schema evolution: widening only); a
+        char(n) / varchar(n) column's values as Hive's readers return them."""
+        limit = self.spec.text_limits[i] if i < len(self.spec.text_limits) else None
+        if limit is not None:
+            return enforce(self._cast(arr, i, s), limit)
+        return self._cast(arr, i, s)
+
+    def _cast(self, arr: pa.Array, i: int, s: FileSlice) -> pa.Array:
         target = self.spec.data_types[i]
         if arr.type.equals(target):
             return arr

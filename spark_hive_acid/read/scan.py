@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 
 import pyarrow as pa
 
+from ..acid.char_types import text_limit
 from ..acid.layout import TableLayout
 from ..acid.names import ROW_ID_COLUMN
 from ..acid.snapshot import ValidIdList
@@ -151,6 +152,9 @@ class TableScan:
 
     def _partition_columns(self) -> list[Column]:
         names = self.plan.partition_names
+        if not names and self.layout is not None:
+            # no partition directory yet (an empty table): the declared columns still exist
+            names = [n for n, _ in self.layout.partition_columns]
         if self.layout is not None and self.layout.partition_columns:
             declared = {n.lower(): t for n, t in self.layout.partition_columns}
             return [Column(n, hive_to_arrow(declared.get(n.lower(), "string"), n)) for n in names]
@@ -214,6 +218,8 @@ class TableScan:
             predicate=predicate,
             predicate_columns=tuple(predicate_columns),
             rebase_datetime=self.options.rebase_datetime,
+            text_limits=tuple(text_limit(t) for _, t in self.layout.columns)
+            if self.layout is not None else (),
         )
 
     def tasks(self, min_tasks: Optional[int] = None) -> list[ReadTask]:

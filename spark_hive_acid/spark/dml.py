@@ -67,6 +67,7 @@ class DmlTaskSpec:
     data_names: tuple[str, ...]  # table data + partition column names, in the batch
     layout_json: str
     heartbeat: TaskHeartbeat
+    base: bool = False  # inserts go to base_W (a restore), not delta_W_W_S
 
 
 def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -109,8 +110,8 @@ def _write_task(spec: DmlTaskSpec, batches: Iterator[pa.RecordBatch]) -> Iterato
                 inserter = inserters.get(stmt)
                 if inserter is None:
                     inserter = inserters[stmt] = InsertWriter(
-                        fs, spec.table, InsertTarget(spec.write_id, stmt), stage, task,
-                        heartbeat=beat)
+                        fs, spec.table, InsertTarget(spec.write_id, stmt, base=spec.base), stage,
+                        task, heartbeat=beat)
                 data, parts = mapping.conform(sel)
                 inserter.write(data, parts)
         staged: list[StagedFile] = []
@@ -168,9 +169,11 @@ def refuse_insert_only(ref: TableRef, operation: str, layout: TableLayout) -> No
 
 
 def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout, write_id: int,
-              plan: DataFrame, heartbeat: TaskHeartbeat) -> list[StagedFile]:
+              plan: DataFrame, heartbeat: TaskHeartbeat, *, base: bool = False
+              ) -> list[StagedFile]:
     """Step 4: run the Spark job that stages the delete/insert events of write id ``write_id``;
-    returns the staged files (nothing is in the table yet)."""
+    returns the staged files (nothing is in the table yet). ``base``: the inserts go to
+    ``base_W`` (a plan of inserts only: a restore)."""
     part_cols = [OLD_PREFIX + n for n in table.partition_names]
     writer_id = F.shiftright(F.col(BP), 16).bitwiseAND(0xFFF)
     # Deletes: all events of one (old partition, writer id) in one task. Pure inserts (no row id):
@@ -188,7 +191,7 @@ def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout,
     shuffled = plan.repartition(*[F.col(c) for c in part_cols], key).sortWithinPartitions(
         *[F.col(c) for c in part_cols], true_writer_id, F.col(OWID), F.col(BP), F.col(RID))
     spec = DmlTaskSpec(fs, table, write_id, tuple(table_data_names(table)), layout.to_json(),
-                       heartbeat)
+                       heartbeat, base)
     rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
     return [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
                        r["deletes"]) for r in rows]

@@ -18,7 +18,6 @@ events, and commits all at once or not at all.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any, Mapping, Optional, Sequence
 
@@ -29,19 +28,17 @@ from .. import options as opt
 from ..catalog import MetastoreTable, PathTable, TableRef
 from ..catalog.detail import is_acid_table_dir
 from ..acid.partitions import partition_name, value_string
-from ..catalog.hms import create_table
+from .. import tableops
 from ..exceptions import InvalidOptionError
 from ..metastore.model import CompactionRequestResult, TableInfo
 from ..metastore.uris import SPARK_CONF_KEYS
-from ..write.options import WriteOptions
-from . import dml
+from . import dml, table_create
 from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
 from .expressions import ColumnOrStr, referenced_columns, to_column, union_names
 from .merge import HiveAcidMergeBuilder
 from .statement import Statement, event_columns, resolve_set
 from .table_facts import history_frame, detail_frame
-from .writer import spark_to_arrow_schema
 
 log = logging.getLogger(__name__)
 
@@ -120,36 +117,26 @@ class HiveAcidTable:
                location: Optional[str] = None, bucketingVersion: Optional[int] = None,
                compression: Optional[str] = None, ifNotExists: bool = False,
                options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
-        """Register a transactional (full-ACID, ORC) table in the Hive Metastore and return it.
+        """Create an empty transactional (full-ACID, ORC) table and return it: at the path
+        ``name`` (anything with a ``/`` or a scheme: ``/data/t``, ``hdfs://nn/t``; path mode), or
+        registered as ``db.table`` in the Hive Metastore.
 
-        ``schema``: a StructType or DDL string with every column, partition columns included;
-        ``partitionBy`` / ``bucketBy``: column names (list or comma-separated); ``location``:
-        default the metastore's warehouse directory. Hive 2.x metastores accept full-ACID tables
-        only when bucketed (``bucketBy`` + ``numBuckets``).
+        ``schema``: a StructType or DDL string with every column, partition columns included
+        (``char(n)`` / ``varchar(n)`` are kept as such); ``partitionBy`` / ``bucketBy``: column
+        names (list or comma-separated); ``location``: a metastore table's directory (default
+        the warehouse's). Hive 2.x metastores accept full-ACID tables only when bucketed
+        (``bucketBy`` + ``numBuckets``). A table already there is an error unless
+        ``ifNotExists``.
         """
-        from pyspark.sql.types import StructType
-
         opt.check_known(options, "HiveAcidTable.create")
-        if isinstance(schema, str):
-            schema = spark.createDataFrame([], schema).schema
-        if not isinstance(schema, StructType):
-            raise InvalidOptionError("create() needs schema= a StructType or a DDL string "
-                                     "('id int, name string')")
-
-        def cols(v: Any) -> Optional[str]:
-            return v if v is None or isinstance(v, str) else ",".join(v)
-
-        given = {"partitionBy": cols(partitionBy), "bucketBy": cols(bucketBy),
-                 "numBuckets": numBuckets, "bucketingVersion": bucketingVersion,
-                 "compression": compression}
-        wopts = WriteOptions.parse({k: str(v) for k, v in given.items() if v is not None},
-                                   require_path=False)
-        wopts = dataclasses.replace(wopts, table_properties=dict(properties or {}))
-        table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
-                                            spark_conf_of(spark))
-        create_table(table, spark_to_arrow_schema(schema), wopts, location=location,
-                     if_not_exists=ifNotExists)
-        return cls.forName(spark, table.display, table.options)
+        ref = table_create.create(
+            spark_conf_of(spark), name, schema, partitionBy=partitionBy, bucketBy=bucketBy,
+            numBuckets=numBuckets, properties=properties, location=location,
+            bucketingVersion=bucketingVersion, compression=compression,
+            ifNotExists=ifNotExists, options=options)
+        if ref.full_name is None:
+            return cls.forPath(spark, name, options)
+        return cls.forName(spark, ref.display, ref.options)
 
     def alias(self, name: str) -> "HiveAcidTable":
         """The same table under an alias usable in conditions (``"t.id = s.id"``)."""
@@ -279,6 +266,34 @@ class HiveAcidTable:
     def merge(self, source: DataFrame, condition: ColumnOrStr) -> HiveAcidMergeBuilder:
         """Start a MERGE of ``source`` into this table on ``condition``; see HiveAcidMergeBuilder."""
         return HiveAcidMergeBuilder(self._statement(), source, condition)
+
+    # --- replacing partitions, schema, restore (each one transaction: docs/writing.md) ---------
+    def truncate(self) -> dict:
+        """Empty the table (``TRUNCATE TABLE``) as one ACID write: every partition gets an empty
+        ``base_W``; older versions keep their rows (time travel, change feed) until
+        :meth:`vacuum`. Returns the metrics and ``partitions``."""
+        return tableops.truncate(self._ref)
+
+    def dropPartitions(self, condition: Any) -> dict:
+        """Empty the partitions ``condition`` selects (``ALTER TABLE ... DROP PARTITION`` as an
+        ACID write: a new empty ``base_W`` in each; the partitions stay, with no rows; older
+        versions keep their rows). ``condition``: SQL on the partition columns
+        (``"day < '2024-01-01'"``) or a spec (``{"day": "2024-01-01"}``)."""
+        return tableops.drop_partitions(self._ref, condition)
+
+    def addColumns(self, columns: Any) -> None:
+        """``ALTER TABLE ... ADD COLUMNS``: new data columns at the end; rows written before read
+        NULL for them (so does Hive). ``columns``: a DDL string (``"note string, qty int"``), a
+        StructType, or ``(name, Hive type)`` pairs. Path mode: a new schema version of the
+        table; by name: the metastore's ``alter_table``."""
+        self._ref.add_columns(table_create.column_list(columns))
+
+    def restoreToVersion(self, version: int) -> dict:
+        """Make the table what it was at write id ``version`` (delta-spark's
+        ``restoreToVersion``), as one new write: the partitions that changed since are rewritten
+        with their rows at ``version``. Returns the metrics and ``partitions``."""
+        from .restore import restore_to_version
+        return restore_to_version(self._spark, self._ref, version)
 
     # --- maintenance -------------------------------------------------------------------------------
     def abortStaleTransactions(self, olderThanSeconds: Optional[float] = None) -> list[int]:

@@ -39,6 +39,7 @@ from ..write.options import WriteOptions
 from ..acid.layout import staging_dir
 from ..txn.abort import abort_and_clean
 from ..write.staging import keep_or_discard, open_staging, remove_staging
+from ..write.replace_region import replacement
 from ..write.schema import ColumnMapping, map_columns
 from ..write.task_writer import InsertTarget, StagedFile, TableSpec, stage_batches
 from ._compat import driver_process, in_spark_worker
@@ -78,7 +79,10 @@ def create_writer(options: dict, schema: StructType, overwrite: bool,
     wopts = WriteOptions.parse(table.options, require_path=False)
     arrow_schema = spark_to_arrow_schema(schema)
     layout, created = table.prepare_write(arrow_schema, wopts)
-    mapping = map_columns(layout, arrow_schema, table=table.display)
+    rep = replacement(layout, wopts, overwrite, table.display)
+    mapping = map_columns(layout, arrow_schema, table=table.display,
+                          constants=rep.constants if rep else (),
+                          fill_missing=wopts.merge_schema)
     fs, path = table.location()
     spec = TableSpec.of(path, layout)
     operation = "overwrite" if overwrite else ("create" if created else "append")
@@ -86,13 +90,15 @@ def create_writer(options: dict, schema: StructType, overwrite: bool,
     try:
         open_staging(fs, path, txn.write_id)
         target = InsertTarget(txn.write_id, 0, base=overwrite,
-                              statement_per_task=spec.bucketed and not overwrite)
+                              statement_per_task=spec.bucketed and not overwrite,
+                              replacement=rep)
         handle, keeper = txn.hand_over(driver_process())
     except BaseException as e:
         abort_and_clean(fs, path, txn, f"could not hand the transaction over: {e}")
         raise
     writer = (writer_class or HiveAcidArrowWriter)(
-        table, fs, spec, mapping, handle, target, overwrite and not wopts.dynamic_overwrite, keeper)
+        table, fs, spec, mapping, handle, target,
+        overwrite and not wopts.dynamic_overwrite and rep is None, keeper)
     try:
         # Spark pickles the writer right after this returns and would not call abort() if that
         # failed: make sure it cannot, while the transaction can still be aborted here.
@@ -147,8 +153,11 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
             self._stop_keeper()
             remove_staging(fs, self.spec.table_path, self.write_id)
             raise
+        rep = self.target.replacement
         try:
-            empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all)
+            empty = (empty_bases(txn, fs, self.spec, staged, replace_all=self.replace_all,
+                                 region=rep.region if rep else None,
+                                 ensure=rep.ensure if rep else ())
                      if self.target.base else [])
         except BaseException as e:
             abort_and_clean(fs, self.spec.table_path, txn, f"{type(e).__name__}: {e}")
@@ -158,8 +167,10 @@ class HiveAcidArrowWriter(DataSourceArrowWriter):
 
     def _commit_resumed(self, txn: Any, staged: list[StagedFile], empty: list[str]) -> None:
         """Publish and commit the resumed transaction (the streaming sink adds its progress)."""
+        rep = self.target.replacement
         commit_write(self.fs, self.spec, txn, staged, empty_bases=empty,
-                     static_overwrite=self.target.base and self.replace_all)
+                     static_overwrite=self.target.base and self.replace_all,
+                     replaced=rep.region if rep else None)
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         """Abort; where that cannot be confirmed (a metastore out of reach, or a commit whose

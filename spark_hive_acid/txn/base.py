@@ -45,6 +45,10 @@ class WriteSet:
     reads_table: bool = False  # built from rows it read at its snapshot (DELETE/UPDATE/MERGE)
     inserts_unmatched: bool = False  # a MERGE inserting rows that no target row matched
     compacted: frozenset[str] = frozenset()  # partitions a compaction rewrites (rows unchanged)
+    #: the region a static partition overwrite, truncate or dropPartitions replaced: every
+    #: partition a condition on the partition columns selects, existing or not
+    #: (``acid.partition_condition.PartitionCondition.to_json``); None: no such region
+    replaced: Optional[str] = None
 
     @property
     def touched(self) -> frozenset[str]:
@@ -54,14 +58,15 @@ class WriteSet:
         return {"inserted": sorted(self.inserted), "deleted": sorted(self.deleted),
                 "overwritten": sorted(self.overwritten), "staticOverwrite": self.static_overwrite,
                 "readsTable": self.reads_table, "insertsUnmatched": self.inserts_unmatched,
-                **({"compacted": sorted(self.compacted)} if self.compacted else {})}
+                **({"compacted": sorted(self.compacted)} if self.compacted else {}),
+                **({"replaced": self.replaced} if self.replaced is not None else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "WriteSet":
         return cls(frozenset(d.get("inserted", ())), frozenset(d.get("deleted", ())),
                    frozenset(d.get("overwritten", ())), bool(d.get("staticOverwrite")),
                    bool(d.get("readsTable")), bool(d.get("insertsUnmatched")),
-                   frozenset(d.get("compacted", ())))
+                   frozenset(d.get("compacted", ())), d.get("replaced"))
 
 
 class CommitOutcome(Protocol):

@@ -25,6 +25,7 @@ import logging
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ..acid.names import parse_acid_dir
+from ..acid.partition_condition import PartitionCondition
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileSystem
 from ..acid.layout import staging_dir
@@ -43,19 +44,23 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
                  staged: Iterable[StagedFile], *, empty_bases: Sequence[str] = (),
                  dml_partitions: Optional[Sequence[str]] = None, static_overwrite: bool = False,
                  inserts_unmatched: bool = False,
-                 properties: Optional[Mapping[str, str]] = None) -> CommitResult:
+                 properties: Optional[Mapping[str, str]] = None,
+                 replaced: Optional[PartitionCondition] = None,
+                 reads_table: bool = False) -> CommitResult:
     """Publish ``staged`` and commit ``txn`` (see the module docstring); returns what was committed.
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (an overwrite of
     a partition that received no rows). What the write changes, for the conflict rules, is read
     from the staged files; ``dml_partitions`` (where it deletes rows; default: where it staged
     delete events), ``static_overwrite`` (it replaces the whole table) and ``inserts_unmatched``
-    (a MERGE inserting rows no target row matched) complete it. ``properties`` are recorded
+    (a MERGE inserting rows no target row matched) complete it; ``replaced`` is the region a
+    static partition overwrite, truncate or dropPartitions replaces, and ``reads_table`` marks a
+    write computed from rows it read (as DML operations are). ``properties`` are recorded
     with the commit (``Transaction.commit``).
     """
     staged = list(staged)
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
-                           inserts_unmatched)
+                           inserts_unmatched, replaced, reads_table)
     try:
         dirs = txn.partition_dirs()  # before registering: new partitions get default locations
         txn.register_partitions(sorted({f.partition for f in staged if f.partition}
@@ -75,14 +80,17 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
 
 def _write_set(txn: Transaction, staged: Sequence[StagedFile], empty: Sequence[str],
                dml_partitions: Optional[Sequence[str]], static_overwrite: bool,
-               inserts_unmatched: bool) -> WriteSet:
+               inserts_unmatched: bool, replaced: Optional[PartitionCondition] = None,
+               reads_table: bool = False) -> WriteSet:
     bases = {f.partition for f in staged if _is_base(f.dir_name)}
     return WriteSet(
         inserted=frozenset(f.partition for f in staged if f.inserts and not _is_base(f.dir_name)),
         deleted=frozenset(dml_partitions if dml_partitions is not None
                           else (f.partition for f in staged if f.deletes)),
         overwritten=frozenset(bases | set(empty)), static_overwrite=static_overwrite,
-        reads_table=txn.operation in DML_OPERATIONS, inserts_unmatched=inserts_unmatched)
+        reads_table=reads_table or txn.operation in DML_OPERATIONS,
+        inserts_unmatched=inserts_unmatched,
+        replaced=None if replaced is None else replaced.to_json())
 
 
 def _is_base(dir_name: str) -> bool:
@@ -91,16 +99,22 @@ def _is_base(dir_name: str) -> bool:
 
 
 def empty_bases(txn: Transaction, fs: FileSystem, table: TableSpec, staged: Sequence[StagedFile],
-                *, replace_all: bool) -> list[str]:
+                *, replace_all: bool, region: Optional[PartitionCondition] = None,
+                ensure: Sequence[str] = ()) -> list[str]:
     """The partitions an INSERT OVERWRITE replaces with an empty base: the unpartitioned table
     itself when it got no rows; with ``replace_all`` (a static overwrite), every partition that
-    existed and got no rows."""
+    existed and got no rows; with ``region`` (a static partition overwrite), every partition
+    that existed inside it and got no rows, and the partitions ``ensure`` names (a full partition
+    spec: Hive 4 creates that partition even when no row arrives)."""
     written = {f.partition for f in staged}
     if not table.partition_names:
         return [] if "" in written else [""]
-    if not replace_all:
+    if not replace_all and region is None:
         return []
-    return [p for p in txn.existing_partitions(fs, len(table.partition_names)) if p not in written]
+    existing = txn.existing_partitions(fs, len(table.partition_names))
+    out = [p for p in existing if p not in written
+           and (replace_all or (region is not None and region.matches_name(p)))]
+    return out + [p for p in ensure if p not in written and p not in out]
 
 
 def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> str:

@@ -26,6 +26,9 @@ class WriteOptions:
     dynamic_overwrite: bool = False
     txn_timeout_s: float = DEFAULT_TXN_TIMEOUT_S
     file_format: Optional[str] = None  # orc | parquet (a new table's data files)
+    replace_where: Optional[str] = None  # an overwrite replaces the partitions this selects
+    partition_spec: dict[str, str] = field(default_factory=dict)  # ... or those of this spec
+    merge_schema: bool = False  # add the data's new columns to the table first
     raw: dict[str, str] = field(default_factory=dict)  # every option, for the file system
 
     @classmethod
@@ -54,11 +57,26 @@ class WriteOptions:
             orc_codec(compression)  # validates (Parquet codecs: write.plain_file.parquet_codec)
         if compression is not None:
             compression = compression.upper()
+        replace_where = opt.value(options, "replaceWhere")
+        partition_spec = opt.value(options, "partitionSpec") or {}
+        dynamic = opt.value(options, "partitionOverwriteMode") == "dynamic"
+        if replace_where is not None and partition_spec:
+            raise InvalidOptionError(
+                "Options replaceWhere and partitionSpec both say which partitions an overwrite "
+                "replaces: give one of them")
+        if dynamic and (replace_where is not None or partition_spec):
+            raise InvalidOptionError(
+                f"Option {'replaceWhere' if replace_where is not None else 'partitionSpec'} "
+                "replaces the partitions it selects, partitionOverwriteMode=dynamic those the "
+                "data has: give one of them")
         return cls(path=path, partition_by=opt.value(options, "partitionBy") or [],
                    bucket_by=bucket_by, num_buckets=num_buckets,
                    bucketing_version=version,
                    compression=compression,
                    table_properties=opt.value(options, "tableProperties") or {},
-                   dynamic_overwrite=opt.value(options, "partitionOverwriteMode") == "dynamic",
+                   dynamic_overwrite=dynamic,
                    txn_timeout_s=opt.value(options, "txnTimeoutSeconds"),
-                   file_format=file_format, raw=opt.lowered(options))
+                   file_format=file_format, replace_where=replace_where,
+                   partition_spec=partition_spec,
+                   merge_schema=bool(opt.value(options, "mergeSchema")),
+                   raw=opt.lowered(options))

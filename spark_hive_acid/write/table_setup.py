@@ -10,7 +10,7 @@ import pyarrow as pa
 from ..acid.layout import LAYOUT_FILE, TableLayout, load_layout
 from ..acid.names import ROW_ID_COLUMN, is_hidden
 from ..acid.partition_tree import PartitionTree, walk_partitions
-from ..acid.types import arrow_to_hive
+from ..acid.types import arrow_to_hive, hive_to_arrow
 from ..exceptions import CommitConflictError, InvalidOptionError, NotAnAcidTableError
 from ..io.filesystem import FileSystem
 from .options import WriteOptions
@@ -54,6 +54,30 @@ def layout_from_schema(opts: WriteOptions, schema: pa.Schema,
                        bucket_columns=[by_low[b.lower()].name for b in opts.bucket_by],
                        num_buckets=opts.num_buckets or 0, bucketing_version=version,
                        compression=compression, properties=props, file_format=fmt)
+
+
+def layout_from_columns(opts: WriteOptions, columns: Sequence[tuple[str, str]]) -> TableLayout:
+    """A new table's layout from declared (name, Hive type) columns, partition columns included:
+    the types are kept as declared (``char(5)``, ``varchar(20)``, which Arrow cannot tell from
+    ``string``)."""
+    schema = pa.schema([pa.field(n, hive_to_arrow(t, n)) for n, t in columns])
+    layout = layout_from_schema(opts, schema)
+    declared = {n.lower(): t.strip().lower() for n, t in columns}
+    layout.columns = [(n, declared[n.lower()]) for n, _ in layout.columns]
+    layout.partition_columns = [(n, declared[n.lower()]) for n, _ in layout.partition_columns]
+    return layout
+
+
+def create_layout(fs: FileSystem, path: str, layout: TableLayout) -> bool:
+    """Create a table at ``path`` with ``layout`` (the directory may exist, empty but for hidden
+    names); False when a table already exists there (the layout file, or ACID directories)."""
+    st = fs.status(path)
+    if st is not None and not st.is_dir:
+        raise NotAnAcidTableError(f"{path} is a file, not a table directory")
+    if st is not None and any(not is_hidden(c.name) for c in fs.list_dir(path)):
+        return False
+    fs.mkdirs(path)
+    return fs.create_exclusive(fs.join(path, LAYOUT_FILE), layout.to_json().encode("utf-8"))
 
 
 def _check_kind(props: dict[str, str], fmt: str) -> str:

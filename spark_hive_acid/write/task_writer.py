@@ -29,6 +29,7 @@ from .acid_file import (
 )
 from .partitioning import group_rows, partition_path
 from .plain_file import PlainFileWriter, merge_plain_files, plain_file_name
+from .replace_region import Replacement, outside
 from .schema import ColumnMapping, row_type_of
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,8 @@ class InsertTarget:
     statement_id: int = 0
     base: bool = False
     statement_per_task: bool = False
+    #: a static partition overwrite's region: every row must be inside it
+    replacement: Optional[Replacement] = None
 
 
 class Heartbeat(Protocol):
@@ -187,6 +190,11 @@ class InsertWriter:
                 values, n = key[:-1], key[-1]
             else:
                 values, n = key, self.task_index
+            rep = self.target.replacement
+            if rep is not None:
+                named = dict(zip(self.table.partition_names, values))
+                if not rep.region.matches(named):
+                    raise outside(named, rep)
             part = partition_path(self.table.partition_names, values)
             rows = data if len(idx) == data.num_rows else data.take(pa.array(idx))
             self._add((part, n), rows)

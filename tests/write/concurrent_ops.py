@@ -16,14 +16,23 @@ import pyarrow as pa
 
 from spark_hive_acid import read_table, write_table
 from spark_hive_acid.acid.layout import staging_dir
+from spark_hive_acid.acid.partition_condition import PartitionCondition
 from spark_hive_acid.catalog import PathTable
 from spark_hive_acid.txn.committer import commit_write, empty_bases
+from spark_hive_acid.tableops.restore_plan import partitions_to_restore
+from spark_hive_acid.write.replace_region import Replacement
 from spark_hive_acid.write.schema import map_columns
 from spark_hive_acid.write.task_writer import (DeleteWriter, InsertTarget, TableSpec,
                                                stage_batches)
 
 Row = tuple[int, int, int]  # (id, v, p)
+#: the rows tests start from (version 1 of every table: what a restore goes back to)
+INITIAL_ROWS: list[Row] = [(i, 0, i % 3) for i in range(6)]
 KINDS = ("append", "static", "dynamic", "delete", "update", "merge")
+#: operations that replace partitions: a static partition overwrite (replaceWhere), truncate and
+#: dropPartitions (tests/write/test_concurrency_partitions.py)
+REPLACING = ("partition", "truncate", "drop", "restore")
+PARTITION_COLUMNS = [("p", "int")]
 
 
 def table_rows(path: str) -> Counter:
@@ -47,10 +56,13 @@ class Op:
     kind: str
     rows: list[Row] = field(default_factory=list)  # append / overwrite / merge source
     ids: frozenset[int] = frozenset()  # delete / update
+    parts: frozenset[int] = frozenset()  # partition / drop: the partitions replaced
     _commit: Optional[Callable[[], None]] = None
     write_id: Optional[int] = None  # once begun
 
     def __repr__(self) -> str:
+        if self.kind in REPLACING:
+            return f"{self.kind}(p in {sorted(self.parts)}: {self.rows})"
         return f"{self.kind}({sorted(self.ids) or self.rows})"
 
     # -- the model --------------------------------------------------------------------------
@@ -59,6 +71,12 @@ class Op:
             return rows + self.rows
         if self.kind == "static":
             return list(self.rows)
+        if self.kind == "truncate":
+            return []
+        if self.kind == "restore":  # to version 1: the table as new_table made it
+            return list(self.rows)
+        if self.kind in ("partition", "drop"):
+            return [r for r in rows if r[2] not in self.parts] + self.rows
         if self.kind == "dynamic":
             parts = {r[2] for r in self.rows}
             return [r for r in rows if r[2] not in parts] + self.rows
@@ -78,12 +96,26 @@ class Op:
         layout = ref.layout()
         fs, location = ref.location()
         spec = TableSpec.of(location, layout)
-        op = {"append": "append", "static": "overwrite", "dynamic": "overwrite"}.get(
-            self.kind, self.kind)
+        op = {"append": "append", "static": "overwrite", "dynamic": "overwrite",
+              "partition": "overwrite", "drop": "dropPartitions"}.get(self.kind, self.kind)
         txn = ref.begin(op)
         self.write_id = txn.write_id
         stage = fs.join(staging_dir(fs, location, txn.write_id), "t")
         mapping = map_columns(layout, _arrow(self.rows or [(0, 0, 0)]).schema)
+        if self.kind == "restore":
+            self._prepare_restore(ref, spec, txn, mapping, stage)
+            return
+        if self.kind in REPLACING:
+            region = None if self.kind == "truncate" else PartitionCondition.parse(
+                f"p IN ({', '.join(map(str, sorted(self.parts)))})", PARTITION_COLUMNS)
+            rep = None if region is None else Replacement(region, "replaceWhere")
+            staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=True,
+                                                          replacement=rep), mapping,
+                                   _arrow(self.rows).to_batches(), stage, 0)
+            empty = empty_bases(txn, fs, spec, staged, replace_all=region is None, region=region)
+            self._commit = lambda: commit_write(fs, spec, txn, staged, empty_bases=empty,
+                                                static_overwrite=region is None, replaced=region)
+            return
         if self.kind in ("append", "static", "dynamic"):
             base = self.kind != "append"
             staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=base), mapping,
@@ -124,6 +156,24 @@ class Op:
         unmatched = self.kind == "merge"
         self._commit = lambda: commit_write(fs, spec, txn, staged, inserts_unmatched=unmatched)
 
+    def _prepare_restore(self, ref: PathTable, spec: TableSpec, txn, mapping, stage: str) -> None:
+        """What ``HiveAcidTable.restoreToVersion(1)`` does, without Spark: the partitions changed
+        since version 1 rewritten with their rows at version 1."""
+        fs = ref.location()[0]
+        now = ref.scan({"validWriteIds": txn.snapshot_string})
+        then = ref.scan({"versionAsOf": "1"})
+        parts = partitions_to_restore(now.plan, then.plan, 1)
+        old = read_table(ref.uri, versionAsOf="1")
+        keep = [p in {f"p={x}" for x in (0, 1, 2, 3)} and p in parts
+                for p in (f"p={x}" for x in old.column("p").to_pylist())]
+        rows = old.filter(pa.array(keep, pa.bool_()))
+        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=True), mapping,
+                               rows.to_batches(), stage, 0)
+        written = {f.partition for f in staged}
+        empty = [p for p in parts if p not in written]
+        self._commit = lambda: commit_write(fs, spec, txn, staged, empty_bases=empty,
+                                            reads_table=True)
+
     def commit(self) -> None:
         assert self._commit is not None
         self._commit()
@@ -133,6 +183,15 @@ def random_op(kind: str, rng: random.Random) -> Op:
     def rows(n: int, parts=(0, 1, 2, 3)) -> list[Row]:
         ids = rng.sample(range(10), n)
         return [(i, rng.randrange(100, 200), rng.choice(parts)) for i in ids]
+
+    if kind == "truncate":
+        return Op(kind)
+    if kind == "restore":
+        return Op(kind, list(INITIAL_ROWS))
+    if kind in ("partition", "drop"):
+        parts = frozenset(rng.sample(range(4), rng.randint(1, 2)))
+        return Op(kind, rows(rng.randint(0, 2), tuple(parts)) if kind == "partition" else [],
+                  parts=parts)
 
     if kind in ("append", "static", "dynamic", "merge"):
         return Op(kind, rows(rng.randint(1, 3)))

@@ -15,9 +15,9 @@ import pytest
 
 from spark_hive_acid.exceptions import CommitConflictError
 
-from concurrent_ops import KINDS, Op, new_table, random_op, serial_results, table_rows
+from concurrent_ops import INITIAL_ROWS, KINDS, Op, new_table, random_op, serial_results, table_rows
 
-INITIAL = [(i, 0, i % 3) for i in range(6)]
+INITIAL = INITIAL_ROWS
 
 
 def _round(tmp_path, name: str, ops: list[Op], rng: random.Random,
