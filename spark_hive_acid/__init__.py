@@ -21,6 +21,11 @@ def register(spark) -> None:
     spark.dataSource.register(HiveAcidDataSource)
 
 
+def __dir__() -> list[str]:
+    """The module's names with the lazily imported ones (``dir()``, tab completion)."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str):
     if name == "HiveAcidTable":
         from .spark.table import HiveAcidTable

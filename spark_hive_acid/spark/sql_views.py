@@ -56,7 +56,7 @@ def register_view(spark: Any, name: str, path: Optional[str] = None, *,
                                  "(letters, digits, _)")
     if (path is None) == (table is None):
         raise InvalidOptionError("register_view needs a path or table='db.tbl' (one of them)")
-    opt.check_known(options, "register_view")
+    opt.check_entry(options, "register_view")
     given = {**opt.lowered(options), **({"path": path} if path else {"table": str(table)})}
     if table is not None and not opt.get_str(given, "metastoreUri"):
         # the view's reads run in Spark's workers, which do not see the Spark conf

@@ -37,7 +37,9 @@ from ..write.options import WriteOptions
 from . import dml
 from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
-from .expressions import ColumnOrStr, referenced_columns, to_column, union_names
+from .expressions import (
+    ColumnOrStr, assignments, referenced_columns, to_column, union_names,
+)
 from .merge import HiveAcidMergeBuilder
 from .statement import Statement, event_columns, resolve_set
 from .table_facts import history_frame, detail_frame
@@ -90,7 +92,7 @@ class HiveAcidTable:
     def forPath(cls, spark: SparkSession, path: str,
                 options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
         """The table at ``path``; raises if there is no Hive ACID table there."""
-        opt.check_known(options, "HiveAcidTable.forPath")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.forPath")
         table = PathTable.existing(path, options)
         ensure_registered(spark)
         return cls(spark, table)
@@ -106,7 +108,7 @@ class HiveAcidTable:
         ``lockWaitTimeout``, ``heartbeatInterval`` (docs/metastore.md). Raises TableNotFoundError,
         NotAnAcidTableError, MetastoreUnavailableError (naming the URI).
         """
-        opt.check_known(options, "HiveAcidTable.forName")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.forName")
         table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
                                             spark_conf_of(spark))
         info = table.info()
@@ -129,7 +131,7 @@ class HiveAcidTable:
         """
         from pyspark.sql.types import StructType
 
-        opt.check_known(options, "HiveAcidTable.create")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.create")
         if isinstance(schema, str):
             schema = spark.createDataFrame([], schema).schema
         if not isinstance(schema, StructType):
@@ -182,7 +184,8 @@ class HiveAcidTable:
 
     # --- reading -----------------------------------------------------------------------------------
     def _reader(self) -> Any:
-        return self._spark.read.format(FORMAT_NAME).options(**self._ref.reader_options())
+        return self._spark.read.format(FORMAT_NAME).options(
+            **opt.restrict(self._ref.reader_options(), "spark.read"))
 
     def _load(self, reader: Any) -> DataFrame:
         with library_errors():
@@ -263,8 +266,7 @@ class HiveAcidTable:
         values (``delta_W_W_1``). Changing partition or bucketing columns moves the row to the
         right partition / bucket.
         """
-        if not set:
-            raise InvalidOptionError("update() needs set={column: expression}")
+        set = assignments(set, "update(set=...)")
 
         def build(load: dml.TargetLoader, spec: Any) -> DataFrame:
             t = load()
