@@ -14,10 +14,13 @@ __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_ta
 
 
 def register(spark) -> None:
-    """Register the ``hiveacid`` format on a SparkSession (needed only where the package is not
-    importable by Spark's Python workers at JVM start, e.g. a session created before install)."""
+    """Register the ``hiveacid`` format on a SparkSession (needed only where Spark's own lookup
+    missed it, e.g. a session created before the package was installed). Raises WorkerPythonError
+    when Spark's Python workers run an interpreter without the package (PYSPARK_PYTHON)."""
     from .spark.datasource import HiveAcidDataSource
+    from .spark.worker_python import check_worker_python
 
+    check_worker_python(spark)  # a worker without the package: say what to set, now
     spark.dataSource.register(HiveAcidDataSource)
 
 

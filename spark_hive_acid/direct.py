@@ -18,6 +18,7 @@ from .acid.layout import staging_dir
 from .catalog import open_scan, table_ref
 from .direct_args import Columns, check_write_call, column_list, read_options
 from .exceptions import InvalidOptionError, SchemaMismatchError
+from .progress import Progress
 from .read.reader import TaskReader
 from .read.scan import TableScan
 from .stream.changefeed import change_feed_table
@@ -80,9 +81,10 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     spec = TableSpec.of(location, layout)
     overwrite = mode == "overwrite"
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
-    with WriteSession(fs, location, txn, "write_table") as session:
+    with WriteSession(fs, location, txn, "write_table") as session, \
+            Progress(f"write_table into {ref.display}", _batch_count(data), "batches") as progress:
         staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
-                               mapping, _same_schema(batches, schema),
+                               mapping, progress.iterate(_same_schema(batches, schema)),
                                fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
         empty = (empty_bases(txn, fs, spec, staged,
                              replace_all=not write_options.dynamic_overwrite)
@@ -117,6 +119,13 @@ def _row_counts(scan: TableScan) -> pa.Table:
     reader = TaskReader(scan.fs, scan.read_spec(pa.schema([])))
     counts = [sum(b.num_rows for b in reader.read(t)) for t in scan.tasks()]
     return pa.table({"row_count": pa.array(counts, pa.int64())})
+
+
+def _batch_count(data: ArrowData) -> Optional[int]:
+    """How many record batches ``data`` holds, where that is known before reading it."""
+    if isinstance(data, pa.Table):
+        return len(data.to_batches())
+    return 1 if isinstance(data, pa.RecordBatch) else None
 
 
 def _same_schema(batches: Iterable[pa.RecordBatch], schema: pa.Schema

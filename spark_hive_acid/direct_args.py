@@ -16,6 +16,7 @@ from . import options as opt
 from .exceptions import InvalidOptionError
 
 Columns = Union[str, Sequence[str], None]
+_SNAKE = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)+")
 
 
 def camel(name: str) -> str:
@@ -49,7 +50,7 @@ def read_options(path: Any, options: Mapping[str, Any]) -> dict[str, str]:
             f"read_table(path, **options): the table path first (a string), not "
             f"{type(path).__name__}")
     for name in options:
-        if "_" in name and name.lower() not in opt.BY_KEY and camel(name).lower() in opt.BY_KEY:
+        if _SNAKE.fullmatch(name) and camel(name).lower() in opt.BY_KEY:
             meant = opt.BY_KEY[camel(name).lower()].name
             raise InvalidOptionError(
                 f"read_table takes options by their names, as spark.read.option does: "

@@ -43,6 +43,7 @@ from .expressions import (
 from .merge import HiveAcidMergeBuilder
 from .statement import Statement, event_columns, resolve_set
 from .table_facts import history_frame, detail_frame
+from .worker_python import check_worker_python
 from .writer import spark_to_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ def ensure_registered(spark: SparkSession) -> None:
     the statically found ``pyspark_hiveacid`` would log a WARN on every use)."""
     if session_marked(spark):
         return
+    check_worker_python(spark)  # before Spark fails in a worker without saying why
     if data_source_exists(spark, FORMAT_NAME):
         mark_session(spark)
         return
