@@ -73,16 +73,17 @@ class StaleCheck:
                 "or CREATE OR REPLACE TEMPORARY VIEW before it (docs/sql.md)")
 
 
-def warn_if_stale(check: Optional[StaleCheck], occasion: Hashable) -> bool:
-    """Check once per ``occasion`` (a Spark stage: one action's read) in this process and log a
-    WARNING when the read is stale; True when it is. A check that fails (a log being rewritten,
-    a file system hiccup) never fails the read."""
+def warn_if_stale(check: Optional[StaleCheck], occasion: Optional[Hashable]) -> bool:
+    """Check once per ``occasion`` (a Spark stage: one action's read; None: every time) in this
+    process and log a WARNING when the read is stale; True when it is. A check that fails (a log
+    being rewritten, a file system hiccup) never fails the read."""
     if check is None:
         return False
-    key = (check.path, check.planned.to_string(), occasion)
-    if key in _checked:
-        return False
-    _checked.add(key)
+    if occasion is not None:
+        key = (check.path, check.planned.to_string(), occasion)
+        if key in _checked:
+            return False
+        _checked.add(key)
     try:
         newer = check.newer_commits()
     except (HiveAcidError, OSError) as e:
