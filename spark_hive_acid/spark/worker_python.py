@@ -30,17 +30,26 @@ PACKAGE = "spark_hive_acid"
 _good: set[str] = set()
 
 
+def _context(spark: Any) -> Optional[Any]:
+    """The session's SparkContext; None where there is none (Spark Connect raises for it)."""
+    try:
+        return spark.sparkContext
+    except Exception:  # noqa: BLE001 - Spark Connect: the workers are the server's business
+        return None
+
+
 def worker_python(spark: Any) -> tuple[str, str]:
     """``(interpreter, where it comes from)`` of the session's Python workers."""
+    sc = _context(spark)
     try:
-        conf = spark.sparkContext.getConf().get(CONF_KEY, None)
-    except Exception:  # noqa: BLE001 - Spark Connect, or no context: not knowable here
+        conf = sc.getConf().get(CONF_KEY, None) if sc is not None else None
+    except Exception:  # noqa: BLE001 - a context without a readable conf: as if unset
         conf = None
     if conf:
         return conf, f"the Spark conf {CONF_KEY}"
     if os.environ.get(ENV_KEY):
         return os.environ[ENV_KEY], ENV_KEY
-    exe = getattr(getattr(spark, "sparkContext", None), "pythonExec", None) or "python3"
+    exe = getattr(sc, "pythonExec", None) or "python3"
     return exe, f"Spark's default ({ENV_KEY} and {CONF_KEY} unset)"
 
 
@@ -84,12 +93,15 @@ def check_worker_python(spark: Any) -> None:
     """Raise WorkerPythonError when the session's Python workers cannot import the package. On a
     cluster (a master that is not ``local``) the workers' interpreter may exist only there, so a
     problem found on this machine is logged as a warning instead."""
+    sc = _context(spark)
+    if sc is None:
+        return
     exe, source = worker_python(spark)
     problem = import_problem(exe)
     if problem is None:
         return
     message = advice(exe, source, problem)
-    master = str(getattr(getattr(spark, "sparkContext", None), "master", "local"))
+    master = str(getattr(sc, "master", "local"))
     if master.startswith("local"):
         raise WorkerPythonError(message)
     log.warning("%s (checked on the driver's machine; master %s)", message, master)
