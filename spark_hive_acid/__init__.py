@@ -16,11 +16,19 @@ __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_ta
 
 
 def register(spark: Any) -> None:
-    """Register the ``hiveacid`` format on a SparkSession (needed only where the package is not
-    importable by Spark's Python workers at JVM start, e.g. a session created before install)."""
+    """Register the ``hiveacid`` format on a SparkSession (needed only where Spark's own lookup
+    missed it, e.g. a session created before the package was installed). Raises WorkerPythonError
+    when Spark's Python workers run an interpreter without the package (PYSPARK_PYTHON)."""
     from .spark.datasource import HiveAcidDataSource
+    from .spark.worker_python import check_worker_python
 
+    check_worker_python(spark)  # a worker without the package: say what to set, now
     spark.dataSource.register(HiveAcidDataSource)
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazily imported ones (``dir()``, tab completion)."""
+    return sorted(set(globals()) | set(__all__))
 
 
 def __getattr__(name: str) -> Any:

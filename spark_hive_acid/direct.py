@@ -7,9 +7,10 @@ Spark reader's planner and task reader run in-process.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import json
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
 import pyarrow as pa
 
@@ -17,7 +18,13 @@ from . import options as opt
 from .acid.layout import staging_dir
 from .acid.partitions import DEFAULT_PARTITION, value_string
 from .catalog import open_scan, table_ref
+from .direct_args import Columns, check_write_call, column_list, read_options
 from .exceptions import InvalidOptionError, SchemaMismatchError
+from .progress import Progress
+from .read.reader import TaskReader
+from .read.scan import TableScan
+from .stream.changefeed import change_feed_table
+from .txn.hms_read import ReadLease
 from .txn.committer import empty_bases
 from .txn.session import WriteSession
 from .write.options import WriteOptions
@@ -34,11 +41,11 @@ MODES = ("append", "overwrite")
 
 
 def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[str] = None,
-                mode: str = "append", partition_by: Optional[Sequence[str]] = None,
-                bucket_by: Optional[Sequence[str]] = None, num_buckets: Optional[int] = None,
+                mode: str = "append", partition_by: Columns = None,
+                bucket_by: Columns = None, num_buckets: Optional[int] = None,
                 partition_overwrite_mode: str = "static",
                 options: Optional[Mapping[str, str]] = None,
-                partition: Optional[Mapping[str, Any]] = None) -> dict:
+                partition: Optional[Mapping[str, Any]] = None, **misspelt: Any) -> dict:
     """Append (INSERT) or overwrite (INSERT OVERWRITE) Arrow data into a Hive ACID table.
 
     Args:
@@ -48,7 +55,7 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
         table: ``db.table`` in a Hive Metastore (option ``metastoreUri`` in ``options``).
         mode: ``"append"`` or ``"overwrite"``.
         partition_by, bucket_by, num_buckets: creation options of a new path-mode table (checked
-            against an existing table).
+            against an existing table); columns as a list or one string ``"day"`` / ``"a,b"``.
         partition_overwrite_mode: ``"static"`` (an overwrite replaces the whole table) or
             ``"dynamic"`` (only the partitions present in the data).
         options: any other write option (``compression``, ``tableProperties``,
@@ -61,9 +68,13 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
 
     Returns the metrics: ``numInsertedRows``, ``numFiles``, ``writeId`` (and ``txnId``).
     """
+    check_write_call(data, path, misspelt,
+                     [p for p in inspect.signature(write_table).parameters if p != "misspelt"])
     if mode not in MODES:
         raise InvalidOptionError(f"write_table(mode={mode!r}): use 'append' or 'overwrite'")
-    opt.check_known(options, "write_table")
+    opt.check_entry(options, "write_table")
+    partition_by = column_list(partition_by, "partition_by")
+    bucket_by = column_list(bucket_by, "bucket_by")
     given = {"path": path, "table": table,
              "partitionBy": ",".join(partition_by) if partition_by else None,
              "bucketBy": ",".join(bucket_by) if bucket_by else None,
@@ -84,10 +95,11 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     spec = TableSpec.of(location, layout)
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
     replace_all = overwrite and not write_options.dynamic_overwrite and rep is None
-    with WriteSession(fs, location, txn, "write_table") as session:
+    with WriteSession(fs, location, txn, "write_table") as session, \
+            Progress(f"write_table into {ref.display}", _batch_count(data), "batches") as progress:
         staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite,
                                                       replacement=rep),
-                               mapping, _same_schema(batches, schema),
+                               mapping, progress.iterate(_same_schema(batches, schema)),
                                fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
         empty = (empty_bases(txn, fs, spec, staged, replace_all=replace_all,
                              region=rep.region if rep else None,
@@ -108,11 +120,38 @@ def _spec_json(partition: Mapping[str, Any]) -> str:
                        for k, v in partition.items()})
 
 
-def read_table(path: str, **options: object) -> pa.Table:
-    """Read a table in-process (no Spark), e.g. ``read_table(p, validWriteIds='db.t:5:...')``."""
-    opts = {"path": path, **{k: str(v).lower() if isinstance(v, bool) else str(v)
-                             for k, v in options.items()}}
-    return open_scan(opts).to_arrow()
+def read_table(path: str, **options: Any) -> pa.Table:
+    """Read a table in-process (no Spark), e.g. ``read_table(p, validWriteIds='db.t:5:...')``.
+
+    ``options``: any read option by its name (``versionAsOf=3``, ``columns=["id"]`` or
+    ``"id,s"``, ``includeRowId=True``), meaning what it means in ``spark.read``:
+    ``readChangeFeed=True`` with ``startingVersion`` (and ``endingVersion``) returns the change
+    feed, ``countRows=True`` one ``row_count`` per task. An option of another entry point is
+    refused."""
+    opts = read_options(path, options)
+    opt.check_entry(opts, "read_table")
+    if opt.value(opts, "readChangeFeed"):
+        return change_feed_table(opts)
+    if opt.value(opts, "table") and opt.value(opts, "readLock"):
+        ReadLease.open(opt.lowered(opts))  # before planning: a clean waits for this read
+    scan = open_scan(opts)
+    if scan.options.count_rows:
+        return _row_counts(scan)
+    return scan.to_arrow()
+
+
+def _row_counts(scan: TableScan) -> pa.Table:
+    """``countRows=true``: one row per task, the visible rows it read (as the Spark source)."""
+    reader = TaskReader(scan.fs, scan.read_spec(pa.schema([])))
+    counts = [sum(b.num_rows for b in reader.read(t)) for t in scan.tasks()]
+    return pa.table({"row_count": pa.array(counts, pa.int64())})
+
+
+def _batch_count(data: ArrowData) -> Optional[int]:
+    """How many record batches ``data`` holds, where that is known before reading it."""
+    if isinstance(data, pa.Table):
+        return len(data.to_batches())
+    return 1 if isinstance(data, pa.RecordBatch) else None
 
 
 def _same_schema(batches: Iterable[pa.RecordBatch], schema: pa.Schema

@@ -75,6 +75,12 @@ class CardinalityViolationError(HiveAcidError):
     """A MERGE matched one target row with several source rows; nothing was written."""
 
 
+class WorkerPythonError(HiveAcidError):
+    """Spark's Python workers run an interpreter that cannot import this package (a virtualenv
+    not activated): the message names it and what to set (``PYSPARK_PYTHON`` /
+    ``spark.pyspark.python``)."""
+
+
 class MetastoreError(HiveAcidError):
     """The Hive Metastore refused a call or cannot be reached."""
 

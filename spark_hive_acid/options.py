@@ -28,8 +28,12 @@ from .exceptions import InvalidOptionError, UnknownOptionError
 # the registry's vocabulary, used as opt.READ etc. (explicit re-exports: ``X as X``)
 from .options_table import (
     BOOL as BOOL,
+    CHANGE_FEED_ONLY as CHANGE_FEED_ONLY,
     CHOICE as CHOICE,
     COLUMNS as COLUMNS,
+    ENTRY_POINTS as ENTRY_POINTS,
+    IDENTITY as IDENTITY,
+    INSPECT as INSPECT,
     INT as INT,
     METASTORE as METASTORE,
     OPTIONS as OPTIONS,
@@ -39,6 +43,8 @@ from .options_table import (
     SECONDS as SECONDS,
     STORAGE as STORAGE,
     STR as STR,
+    STREAM as STREAM,
+    TABLE as TABLE,
     WRITE as WRITE,
     Option as Option,
 )
@@ -66,6 +72,46 @@ def check_known(options: Optional[Mapping[str, object]], where: str,
         listed = sorted(o.name for o in OPTIONS if o.scopes & wanted and o.name != "paths")
         raise UnknownOptionError(
             f"{where}: unknown option '{key}'{hint} Options it takes: {', '.join(listed)}")
+
+
+def takes(entry: str, o: Option) -> bool:
+    """Whether entry point ``entry`` (a key of ENTRY_POINTS) takes option ``o``."""
+    return o.key in IDENTITY or bool(o.scopes & frozenset(ENTRY_POINTS[entry]))
+
+
+def check_entry(options: Optional[Mapping[str, object]], entry: str,
+                where: Optional[str] = None) -> None:
+    """The options given to entry point ``entry`` (a key of ENTRY_POINTS), checked before
+    anything is read or written: a misspelt name is an UnknownOptionError (:func:`check_known`);
+    an option of another entry point, which this one would silently ignore, an InvalidOptionError
+    naming the entry points that take it. So an option means the same wherever it is accepted.
+    ``where``: how messages name the call (default ``entry``)."""
+    where = where or entry
+    check_known(options, where, ENTRY_POINTS[entry])
+    given = {str(k).lower(): v for k, v in (options or {}).items() if v is not None}
+    for key in given:
+        o = BY_KEY.get(key)
+        if o is None or takes(entry, o):
+            continue  # a key Spark adds itself
+        others = [e for e in ENTRY_POINTS if takes(e, o)]
+        raise InvalidOptionError(
+            f"{where}: option {o.name} is not one of its options ({o.name} is for "
+            f"{', '.join(others)}); {where} would ignore it, so leave it out or use "
+            f"{others[0]}")
+    if READ in ENTRY_POINTS[entry] and not value(given, "readChangeFeed"):
+        for name in CHANGE_FEED_ONLY:
+            if get(given, name) is not None:
+                raise InvalidOptionError(
+                    f"{where}: option {name} is for the change feed: add readChangeFeed=true to "
+                    "read the changes of a range of write ids, use readStream for a stream from "
+                    "that version, or versionAsOf for the table as of one write id")
+
+
+def restrict(options: Mapping[str, str], entry: str) -> dict[str, str]:
+    """The options entry point ``entry`` takes (and the keys Spark adds): a table's options
+    handed on to a narrower entry point (a HiveAcidTable's reads)."""
+    return {k: v for k, v in options.items()
+            if (o := BY_KEY.get(str(k).lower())) is None or takes(entry, o)}
 
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
@@ -107,10 +153,10 @@ def _parse(o: Option, raw: str) -> Any:
     if o.kind == STR:
         return raw
     if o.kind == BOOL:
-        low = raw.lower()
-        if low in ("true", "1", "yes"):
+        low = raw.lower()  # as Spark's own boolean options: no 'yes', no '1'
+        if low == "true":
             return True
-        if low in ("false", "0", "no"):
+        if low == "false":
             return False
         raise InvalidOptionError(f"Option {o.name}='{raw}' must be true or false")
     if o.kind == INT:
@@ -253,4 +299,16 @@ def markdown_rows(names: Iterable[str]) -> list[str]:
     for name in names:
         o = BY_KEY[name.lower()]
         rows.append(f"| `{o.name}` | {o.default_text} | {o.doc} |")
+    return rows
+
+
+def markdown_entry_points() -> list[str]:
+    """The docs table ``| entry point | options it takes |`` (besides the metastore and storage
+    options and path/table, which every entry point takes)."""
+    rows = ["| entry point | its options (besides the metastore and storage options) |",
+            "|---|---|"]
+    for entry, scopes in ENTRY_POINTS.items():
+        names = [f"`{o.name}`" for o in OPTIONS if o.key not in IDENTITY and takes(entry, o)
+                 and not o.scopes & {METASTORE, STORAGE}]
+        rows.append(f"| `{entry}` | {', '.join(names) or 'none'} |")
     return rows

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-# scopes: where an option may be given
+# scopes: where an option may be given. READ: a batch read (spark.read, read_table); STREAM:
+# readStream; WRITE: df.write, writeStream, write_table; TABLE: the options HiveAcidTable keeps for
+# every read and DML transaction of the table; INSPECT: `hiveacid -o`; METASTORE and STORAGE: how
+# to reach the table, taken everywhere. ENTRY_POINTS says which scopes each entry point takes.
 READ, WRITE, METASTORE, STORAGE = "read", "write", "metastore", "storage"
+STREAM, TABLE, INSPECT = "stream", "table", "inspect"
 # kinds: how a value is parsed (value())
 STR, RAW, BOOL, INT, SECONDS, COLUMNS, PROPERTIES, CHOICE = (
     "str", "raw", "bool", "int", "seconds", "columns", "properties", "choice")
@@ -51,7 +55,7 @@ def _opt(name: str, scopes: Iterable[str], doc: str, kind: str = STR, default: A
 
 
 
-_BOTH = (READ, WRITE)
+_BOTH = (READ, WRITE, STREAM)
 _STORE = (READ, WRITE, STORAGE)
 _HMS = (READ, WRITE, METASTORE)
 MIB = 1024 * 1024
@@ -63,7 +67,7 @@ OPTIONS: tuple[Option, ...] = (
     _opt("paths", (READ,), "set by Spark for `load([...])`; one table per load", RAW),
     _opt("table", _BOTH, "`db.table` in the Hive Metastore (instead of a path)"),
     # --- reading ---
-    _opt("validWriteIds", (READ,), "a `ValidReaderWriteIdList` string "
+    _opt("validWriteIds", (READ, INSPECT), "a `ValidReaderWriteIdList` string "
          "`db.table:HWM:minOpenWriteId:open,...:aborted,...` (or a `ValidTxnWriteIdList` naming "
          "one table) fixing the snapshot", RAW,
          default_doc="the table's path-mode transaction log if it has one, else \"everything "
@@ -71,10 +75,10 @@ OPTIONS: tuple[Option, ...] = (
     _opt("validTxns", (READ,), "a `ValidTxnList` (`HWM:minOpenTxn:open,...:aborted,...`; Hive 2's "
          "`HWM:minOpen:exc:exc` too), used only to judge `_vNNN` compactor directories", RAW,
          default_doc="all committed"),
-    _opt("includeRowId", (READ,), "adds a first column `row__id struct<writeId:bigint,"
+    _opt("includeRowId", (READ, STREAM), "adds a first column `row__id struct<writeId:bigint,"
          "bucketId:int,rowId:bigint>`: the original write id, the full bucket property, the row "
          "id; synthetic for original (pre-ACID) files", BOOL, False),
-    _opt("columns", (READ,), "comma-separated columns to read (data, partition, `row__id`). "
+    _opt("columns", (READ, STREAM), "comma-separated columns to read (data, partition, `row__id`). "
          "PySpark 4.3 gives Python sources no column pruning, so this (or a user `.schema(...)` "
          "naming a subset, or an empty `.schema(StructType([]))`) is how to avoid reading what "
          "you do not need. Example: `df.count()` reads and ships every column; "
@@ -87,31 +91,33 @@ OPTIONS: tuple[Option, ...] = (
          "only the ACID keys the deletes need are decoded (none where stripe statistics prove "
          "them) and no row crosses to the JVM. Not combinable with `columns`, `includeRowId` or a "
          "user schema", BOOL, False),
-    _opt("readLock", (READ,), "metastore tables: before planning, open a read-only transaction "
-         "holding a SHARED_READ lock that every task heartbeats while it reads, so Hive's Cleaner "
-         "(and `vacuum()`) keep the files the read planned; it ends `hive.txn.timeout` after the "
-         "last heartbeat (docs/compaction.md)", BOOL, False),
-    _opt("transactionalProperties", (READ,), "`insert_only` for insert-only (MM) tables: plain "
-         "ORC/Parquet files in `delta_*`/`base_*`", CHOICE, None,
+    _opt("readLock", (READ, TABLE), "metastore tables: before planning, open a read-only "
+         "transaction holding a SHARED_READ lock that every task heartbeats while it reads, so "
+         "Hive's Cleaner (and `vacuum()`) keep the files the read planned; it ends "
+         "`hive.txn.timeout` after the last heartbeat (docs/compaction.md)", BOOL, False),
+    _opt("transactionalProperties", (READ, STREAM, TABLE), "`insert_only` for insert-only (MM) "
+         "tables: plain ORC/Parquet files in `delta_*`/`base_*`", CHOICE, None,
          choices=("insert_only", "default", "split_update"),
          default_doc="from the table layout file, else full ACID"),
-    _opt("splitSize", (READ,), "target bytes per Spark task; larger files are split by stripe "
-         "ranges", INT, 128 * MIB, minimum=1, default_doc="134217728 (128 MiB)"),
-    _opt("rebaseDatetime", (READ,), "dates and timestamps before 1582-10-15 in ORC files on the "
-         "hybrid Julian/Gregorian calendar (Hive 2, Spark 2) read as their writer meant them; "
-         "`false` reads every file's stored values as proleptic Gregorian, as pyarrow and Hive "
-         "3.1 do. See [Dates and timestamps before 1582](#dates-and-timestamps-before-1582)",
+    _opt("splitSize", (READ, STREAM, TABLE), "target bytes per Spark task; larger files are split "
+         "by stripe ranges", INT, 128 * MIB, minimum=1, default_doc="134217728 (128 MiB)"),
+    _opt("rebaseDatetime", (READ, STREAM, TABLE), "dates and timestamps before 1582-10-15 in ORC "
+         "files on the hybrid Julian/Gregorian calendar (Hive 2, Spark 2) read as their writer "
+         "meant them; `false` reads every file's stored values as proleptic Gregorian, as pyarrow "
+         "and Hive 3.1 do. See "
+         "[Dates and timestamps before 1582](#dates-and-timestamps-before-1582)",
          BOOL, True),
-    _opt("versionAsOf", (READ,), "time travel: the table as of write id W (every committed write "
-         "id up to W; W must be committed). See [Time travel](#time-travel)", INT),
-    _opt("timestampAsOf", (READ,), "time travel (path mode): the table as it was after the last "
-         "commit at or before this time (`2026-11-25`, `2026-11-25 10:00:00` in UTC, or ISO 8601 "
-         "with an offset)"),
-    _opt("maxDeleteEventsInMemory", (READ,), "above this many delete events for one task, delete "
-         "deltas are merged as sorted streams with bounded memory instead of loaded as one set "
-         "(Hive's `hive.transactional.events.mem` fallback)", INT, 10_000_000, minimum=1),
+    _opt("versionAsOf", (READ, INSPECT), "time travel: the table as of write id W (every committed "
+         "write id up to W; W must be committed). See [Time travel](#time-travel)", INT),
+    _opt("timestampAsOf", (READ, INSPECT), "time travel (path mode): the table as it was after the "
+         "last commit at or before this time (`2026-11-25`, `2026-11-25 10:00:00` in UTC, or ISO "
+         "8601 with an offset)"),
+    _opt("maxDeleteEventsInMemory", (READ, STREAM, TABLE), "above this many delete events for one "
+         "task, delete deltas are merged as sorted streams with bounded memory instead of loaded "
+         "as one set (Hive's `hive.transactional.events.mem` fallback)", INT, 10_000_000,
+         minimum=1),
     # --- streaming and the change feed (docs/streaming.md) ---
-    _opt("startingVersion", (READ,), "a stream: start with the rows this write id inserted "
+    _opt("startingVersion", (READ, STREAM), "a stream: start with the rows this write id inserted "
          "(`latest`: only write ids after the current version; without it, the current snapshot "
          "first). The change feed (batch, required): the first write id whose changes are "
          "returned",
@@ -119,13 +125,14 @@ OPTIONS: tuple[Option, ...] = (
     _opt("endingVersion", (READ,), "the change feed (batch reads only): the last write id whose "
          "changes are returned; must not be above the current version",
          default_doc="the current version"),
-    _opt("readChangeFeed", (READ,), "`true`: return the changes of a range of write ids, with "
+    _opt("readChangeFeed", (READ, STREAM), "`true`: return the changes of a range of write ids, "
+         "with "
          "`_change_type`, `_commit_version` and `_commit_timestamp`", BOOL, False),
-    _opt("maxWriteIdsPerTrigger", (READ,), "a stream: at most this many write ids (that left "
+    _opt("maxWriteIdsPerTrigger", (STREAM,), "a stream: at most this many write ids (that left "
          "files) per micro-batch", INT, minimum=1),
-    _opt("maxFilesPerTrigger", (READ,), "a stream: about this many data files per micro-batch "
+    _opt("maxFilesPerTrigger", (STREAM,), "a stream: about this many data files per micro-batch "
          "(always at least one write id)", INT, minimum=1),
-    _opt("skipChangeCommits", (READ,), "a stream: skip write ids that delete or replace rows "
+    _opt("skipChangeCommits", (STREAM,), "a stream: skip write ids that delete or replace rows "
          "instead of failing", BOOL, False),
     # --- writing ---
     _opt("partitionBy", (WRITE,), "comma-separated partition columns (table creation)", COLUMNS,
@@ -155,8 +162,8 @@ OPTIONS: tuple[Option, ...] = (
          "first, at the end, as `HiveAcidTable.addColumns` does (older rows read NULL), and data "
          "columns the data lacks are written as NULL; without it either is an error", BOOL,
          False),
-    _opt("txnTimeoutSeconds", (WRITE,), "idle time after which another writer may abort this "
-         "write (path mode; a compaction's is 5 minutes)", SECONDS, 3600.0),
+    _opt("txnTimeoutSeconds", (WRITE, TABLE), "idle time after which another writer may abort "
+         "this write (path mode; a compaction's is 5 minutes)", SECONDS, 3600.0),
     _opt("fileFormat", (WRITE,), "`orc` or `parquet`: the data files of a new table; Parquet "
          "only for insert-only tables (table creation)", default_doc="`orc`"),
     # --- the Hive Metastore ---
@@ -199,3 +206,24 @@ OPTIONS: tuple[Option, ...] = (
     _opt("fs.s3a.anonymous", _STORE, "`true`: unsigned requests (public buckets)", BOOL,
          default_doc="unset"),
 )
+
+#: Options that name the table (checked by ``options.path_or_table`` where they meet), taken by
+#: every entry point.
+IDENTITY = frozenset({"path", "paths", "table"})
+
+#: The scopes each entry point takes (``options.check_entry``): an option of no scope listed is
+#: refused there, naming the entry points that take it, instead of being silently ignored.
+ENTRY_POINTS: dict[str, tuple[str, ...]] = {
+    "spark.read": (READ, METASTORE, STORAGE),
+    "read_table": (READ, METASTORE, STORAGE),
+    "readStream": (STREAM, METASTORE, STORAGE),
+    "df.write": (WRITE, METASTORE, STORAGE),
+    "writeStream": (WRITE, METASTORE, STORAGE),
+    "write_table": (WRITE, METASTORE, STORAGE),
+    "HiveAcidTable": (TABLE, METASTORE, STORAGE),
+    # a view's options go to both its reads and its INSERTs
+    "register_view": (METASTORE, STORAGE),
+    "hiveacid -o": (INSPECT, METASTORE, STORAGE),
+}
+#: Options of the change feed that a batch read takes only with ``readChangeFeed=true``.
+CHANGE_FEED_ONLY = ("startingVersion", "endingVersion")

@@ -17,12 +17,12 @@ PACKAGE = "spark_hive_acid"
 #: its own layer or lower ones. The top-level ``spark_hive_acid`` package (the public facade) sits
 #: above everything.
 LAYERS: dict[str, int] = {
-    "exceptions": 0, "options": 0, "options_table": 0,
+    "exceptions": 0, "options": 0, "options_table": 0, "progress": 0,
     "io": 1,
     "acid": 2,
     "read": 3, "write": 3, "metastore": 3,
     "txn": 4, "catalog": 4,
-    "maintenance": 5, "direct": 5, "compaction": 5, "stream": 5, "tableops": 5,
+    "maintenance": 5, "direct": 5, "direct_args": 5, "compaction": 5, "stream": 5, "tableops": 5,
     "spark": 6, "cli": 6, "__main__": 6,
 }
 FACADE_LAYER = 99

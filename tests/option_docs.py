@@ -1,7 +1,8 @@
 """The option tables of docs/*.md, generated from the registry (``spark_hive_acid.options``).
 
 A table is written between ``<!-- options: name1 name2 ... -->`` and ``<!-- /options -->``; its
-rows are the registry's (name, default, meaning) of those options, in that order. ``make docs``
+rows are the registry's (name, default, meaning) of those options, in that order. Between
+``<!-- entry-points -->`` and ``<!-- /entry-points -->``: which entry point takes which options. ``make docs``
 rewrites every such table (``python tests/option_docs.py``); ``tests/test_option_names.py`` fails
 when one is out of date, so the docs cannot drift from the options the code takes.
 """
@@ -17,6 +18,8 @@ sys.path.insert(0, str(ROOT))
 from spark_hive_acid import options as opt  # noqa: E402
 
 BLOCK = re.compile(r"(<!-- options: ([^>]*?) -->\n)(.*?)(<!-- /options -->)", re.S)
+#: the table of which entry point takes which options (``options.markdown_entry_points``)
+ENTRY_BLOCK = re.compile(r"(<!-- entry-points -->\n)(.*?)(<!-- /entry-points -->)", re.S)
 
 
 def render(text: str) -> str:
@@ -24,7 +27,10 @@ def render(text: str) -> str:
     def table(m: re.Match) -> str:
         rows = opt.markdown_rows(m.group(2).split())
         return m.group(1) + "\n".join(rows) + "\n" + m.group(4)
-    return BLOCK.sub(table, text)
+
+    def entries(m: re.Match) -> str:
+        return m.group(1) + "\n".join(opt.markdown_entry_points()) + "\n" + m.group(3)
+    return ENTRY_BLOCK.sub(entries, BLOCK.sub(table, text))
 
 
 def documented(text: str) -> list[str]:

@@ -145,12 +145,12 @@ def select_acid_state(
     _select_deltas(state, candidates, write_ids)
 
     if oldest_base is not None and state.base is None and judge.is_compacted(oldest_base):
-        invalid = [e for e in write_ids.exceptions]
+        invalid = list(write_ids.exceptions)
+        lowest = f", lowest invalid write id {invalid[0]}" if invalid else ""
         raise NotEnoughHistoryError(
             f"ACID_NOT_ENOUGH_HISTORY in {partition_path or oldest_base.path}: the snapshot "
-            f"(high watermark {write_ids.high_watermark}, lowest invalid write id "
-            f"{invalid[0] if invalid else 'x'}) is older than the compacted base "
-            f"{oldest_base.name}, which erased the history it needs. Read a newer snapshot.")
+            f"(high watermark {write_ids.high_watermark}{lowest}) is older than the compacted "
+            f"base {oldest_base.name}, which erased the history it needs. Read a newer snapshot.")
 
     if state.base is not None:
         state.obsolete.extend(f.path for f in original_files)

@@ -17,7 +17,7 @@ __all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableR
 def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,
               in_worker: bool = False) -> TableRef:
     """The table the options name: option ``table`` (a metastore table) or ``path``."""
-    path, table = opt.path_or_table(options, "use .save('/path/to/table') / "
+    path, table = opt.path_or_table(options, "use .mode('append').save('/path/to/table') / "
                                              ".load('/path/to/table'), or")
     if table:
         return MetastoreTable.from_options(options, spark_conf, in_worker=in_worker)

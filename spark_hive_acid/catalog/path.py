@@ -109,7 +109,9 @@ class PathTable(TableRef):
         if st is None:
             raise TableNotFoundError(
                 f"Table path not found: {self.uri}. Check the path, or create the table "
-                "with df.write.format('hiveacid').save(path).")
+                "with df.write.format('hiveacid').mode('append').save(path) (a write needs "
+                "mode 'append' or 'overwrite': PySpark refuses the default 'errorifexists' for "
+                "Python data sources).")
         if not st.is_dir:
             raise TableNotFoundError(f"Table path {self.uri} is a file, not a table directory")
         layout = load_layout(self.fs, self.path)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import importlib.metadata
 import json
 import logging
 import sys
@@ -29,14 +30,38 @@ from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
 from . import table_commands
 from .inspect import inspect_table, render
-from .target import Target, open_target
+from .target import SNAPSHOT_OPTIONS, Target, open_target
 from .validate import validate_table
 
 log = logging.getLogger(__name__)
 
 
+def docs_link() -> str:
+    """Where the documentation is: the package's ``Documentation`` (or ``Homepage``) project URL;
+    the wheel ships no docs/ folder."""
+    try:
+        urls = importlib.metadata.metadata("spark-hive-acid").get_all("Project-URL") or []
+    except importlib.metadata.PackageNotFoundError:
+        urls = []
+    named = dict(u.split(", ", 1) for u in urls if ", " in u)
+    url = named.get("Documentation") or named.get("Homepage")
+    return url or ("docs/cli.md of the spark-hive-acid source (the project's repository; the "
+                   "installed package does not include its docs)")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("spark-hive-acid")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hiveacid", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="hiveacid", description=__doc__.split("\n\n")[0].replace(" (docs/cli.md)", ""),
+        epilog=f"Documentation: {docs_link()}")
+    p.add_argument("--version", action="version",
+                   version=f"hiveacid (spark-hive-acid) {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("table", help="table directory (path or URI), or db.table with a metastore")
@@ -66,7 +91,13 @@ def _options(args: argparse.Namespace) -> dict[str, str]:
         out[key.strip()] = value
     if args.metastore_uri:
         out["metastoreUri"] = args.metastore_uri
-    opt.check_known(out, "hiveacid -o", (opt.READ, opt.WRITE, opt.METASTORE, opt.STORAGE))
+    opt.check_entry(out, "hiveacid -o")
+    if args.command in ("history", "validate"):
+        chosen = [n for n in SNAPSHOT_OPTIONS if opt.get_str(out, n) is not None]
+        if chosen:
+            raise InvalidOptionError(
+                f"hiveacid {args.command} looks at every write id and file, not at one snapshot: "
+                f"-o {chosen[0]} is for inspect and snapshot")
     return out
 
 

@@ -16,6 +16,7 @@ from ..acid.state import AcidState
 from ..compaction.initiator import decide_listing
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
+from ..progress import Progress
 from ..read.listing import PartitionListing, data_files_of_dir, list_table
 from .target import Target
 
@@ -186,12 +187,13 @@ def inspect_table(target: Target) -> dict:
         "partitions": [],
     }
     named = [("/".join(f"{n}={v}" for n, v in zip(names, pl.values)), pl) for pl in listings]
-    for name, pl in sorted(named, key=lambda np_: np_[0]):
-        ctx = PartitionContext(target, name, pl)
-        entry: dict[str, Any] = {"partition": name, "path": pl.path}
-        for section in SECTIONS:
-            entry[section.name] = section.compute(ctx)
-        report["partitions"].append(entry)
+    with Progress(f"inspect {target.display}", len(named), "partitions") as progress:
+        for name, pl in progress.iterate(sorted(named, key=lambda np_: np_[0])):
+            ctx = PartitionContext(target, name, pl)
+            entry: dict[str, Any] = {"partition": name, "path": pl.path}
+            for section in SECTIONS:
+                entry[section.name] = section.compute(ctx)
+            report["partitions"].append(entry)
     return report
 
 

@@ -6,13 +6,24 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from ..acid.layout import TableLayout
+from .. import options as opt
+from ..acid.layout import LAYOUT_FILE, TableLayout
+from ..acid.log_records import LOG_DIR
+from ..acid.partition_tree import has_acid_dirs
 from ..acid.snapshot import ValidIdList, parse_write_ids
 from ..catalog import MetastoreTable, PathTable, TableRef
-from ..exceptions import MetastoreNotConfiguredError, NotAnAcidTableError, TableNotFoundError
+from ..exceptions import (
+    InvalidOptionError, MetastoreNotConfiguredError, NotAnAcidTableError, TableNotFoundError,
+)
 from ..io.filesystem import FileSystem
 from ..metastore.uris import resolve_metastore_uris
+from ..read.options import ReadOptions
+from ..read.scan import TableScan
 from ..read.source import KnownPartitions, TableSource
+from ..read.time_travel import resolve as time_travel
+
+#: the options that choose the snapshot a command looks at (``-o``; ``--snapshot`` is the first)
+SNAPSHOT_OPTIONS = ("validWriteIds", "versionAsOf", "timestampAsOf")
 
 
 @dataclass
@@ -66,8 +77,12 @@ def is_table_name(text: str, options: Mapping[str, str]) -> bool:
 
 def open_target(location: str, options: Mapping[str, str], snapshot: Optional[str] = None
                 ) -> Target:
-    """The table at ``location`` (a path, or a table name when a metastore is configured)."""
-    given = parse_write_ids(snapshot, "--snapshot") if snapshot else None
+    """The table at ``location`` (a path, or a table name when a metastore is configured), at
+    the snapshot ``--snapshot`` or the options ``validWriteIds`` / ``versionAsOf`` /
+    ``timestampAsOf`` choose (default: the current one)."""
+    chosen = [n for n in SNAPSHOT_OPTIONS if opt.get_str(options, n) is not None]
+    if snapshot and chosen:
+        raise InvalidOptionError(f"Give --snapshot or -o {chosen[0]}=..., not both")
     ref: TableRef
     if is_table_name(location, options):
         ref = MetastoreTable.from_options({**options, "table": location})
@@ -80,4 +95,27 @@ def open_target(location: str, options: Mapping[str, str], snapshot: Optional[st
         if not st.is_dir:
             raise NotAnAcidTableError(f"{location} is a file, not a table directory")
     source = ref.source()
-    return Target(ref, source, given or source.write_ids)
+    if not ref.full_name:
+        _check_acid_dir(source, location)
+    if snapshot:
+        return Target(ref, source, parse_write_ids(snapshot, "--snapshot"))
+    read = ReadOptions.parse({**ref.reader_options(), **opt.lowered(options)})
+    given = read.write_ids or source.write_ids
+    return Target(ref, source, time_travel(
+        given, version=read.version_as_of, timestamp=read.timestamp_as_of, fs=source.fs,
+        path=source.path, display=source.display, metastore=not source.log_times))
+
+
+def _check_acid_dir(source: TableSource, location: str) -> None:
+    """A directory is a table when it has this library's layout file or log, ACID directories, or
+    only ORC files (the original files of a table converted to ACID): what ``spark.read`` reads.
+    Anything else (a plain Parquet directory, an empty one) is refused as ``spark.read`` refuses
+    it, not shown as a table with nothing wrong."""
+    fs, path = source.fs, source.path
+    if source.layout is not None or fs.exists(fs.join(path, LAYOUT_FILE)) \
+            or fs.exists(fs.join(path, LOG_DIR)) or has_acid_dirs(fs, path):
+        return
+    try:
+        TableScan(source, ReadOptions.parse({"path": location})).plan  # noqa: B018 (refuses)
+    except NotAnAcidTableError as e:
+        raise NotAnAcidTableError(f"{e} hiveacid looks at Hive ACID tables only.") from None

@@ -29,6 +29,7 @@ from ..acid.orc import (
 from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
 from ..acid.partition_tree import walk_partitions
+from ..progress import Progress
 from .target import Target
 from .validate_log import check_acid_version_files, check_log
 
@@ -164,38 +165,46 @@ def validate_table(target: Target) -> Report:
         leaves.extend(_leaves(target))
     report.guard(root, list_leaves)
     acid_dirs: list[tuple[ParsedDir, list[FileStatus]]] = []
-    for leaf, children in leaves:
-        for child in sorted(children, key=lambda c: c.name):
-            if is_hidden(child.name):
-                continue
-            if not child.is_dir:
-                if child.size > 0 and not target.insert_only:  # an original (pre-ACID) file
-                    report.files += 1
-                    report.guard(child.path, lambda: check_plain_file(target, child))
-                continue
-            parsed: list[Optional[ParsedDir]] = []
-            report.guard(child.path, lambda: parsed.append(parse_acid_dir_strict(child.name,
-                                                                                 child.path)))
-            d = parsed[0] if parsed else None
-            if d is None:
-                continue
-            files: list[FileStatus] = []
-            report.guard(d.path, lambda: files.extend(fs.list_dir(d.path)))
-            acid_dirs.append((d, files))
-            for f in sorted(files, key=lambda c: c.name):
-                if f.is_dir or is_hidden(f.name) or f.name.endswith("_flush_length"):
-                    continue
-                if f.size == 0:
-                    if (not target.insert_only and parse_bucket_file(f.name) is not None
-                            and flush_length(fs, f.path) is None):
-                        report.add(f.path, "empty (0 bytes): an ACID data file always holds at "
-                                           "least its ORC footer; it was truncated or damaged")
-                    continue
-                report.files += 1
-                if target.insert_only or parse_bucket_file(f.name) is None:
-                    report.guard(f.path, lambda: check_plain_file(target, f))
-                else:
-                    report.guard(f.path, lambda: check_acid_file(target, d, f, report))
+    with Progress(f"validate {target.display}", len(leaves), "partitions") as progress:
+        for _, children in progress.iterate(leaves):
+            _check_partition(target, children, acid_dirs, report)
     if not target.insert_only:
         check_acid_version_files(fs, acid_dirs, report)
     return report
+
+
+def _check_partition(target: Target, children: list[FileStatus],
+                     acid_dirs: list[tuple[ParsedDir, list[FileStatus]]], report: Report) -> None:
+    """Every directory and file of one partition (``children``: its directory's entries)."""
+    fs = target.fs
+    for child in sorted(children, key=lambda c: c.name):
+        if is_hidden(child.name):
+            continue
+        if not child.is_dir:
+            if child.size > 0 and not target.insert_only:  # an original (pre-ACID) file
+                report.files += 1
+                report.guard(child.path, lambda: check_plain_file(target, child))
+            continue
+        parsed: list[Optional[ParsedDir]] = []
+        report.guard(child.path, lambda: parsed.append(parse_acid_dir_strict(child.name,
+                                                                             child.path)))
+        d = parsed[0] if parsed else None
+        if d is None:
+            continue
+        files: list[FileStatus] = []
+        report.guard(d.path, lambda: files.extend(fs.list_dir(d.path)))
+        acid_dirs.append((d, files))
+        for f in sorted(files, key=lambda c: c.name):
+            if f.is_dir or is_hidden(f.name) or f.name.endswith("_flush_length"):
+                continue
+            if f.size == 0:
+                if (not target.insert_only and parse_bucket_file(f.name) is not None
+                        and flush_length(fs, f.path) is None):
+                    report.add(f.path, "empty (0 bytes): an ACID data file always holds at "
+                                       "least its ORC footer; it was truncated or damaged")
+                continue
+            report.files += 1
+            if target.insert_only or parse_bucket_file(f.name) is None:
+                report.guard(f.path, lambda: check_plain_file(target, f))
+            else:
+                report.guard(f.path, lambda: check_acid_file(target, d, f, report))

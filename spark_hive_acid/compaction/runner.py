@@ -28,6 +28,7 @@ from ..acid.names import METADATA_FILE, bucket_file_name
 from ..catalog.base import TableRef
 from ..exceptions import CommitConflictError, LockTimeoutError
 from ..io.filesystem import FileSystem
+from ..progress import Progress
 from ..read.reader import ReadSpec
 from ..txn.logmaint import finish_interrupted_installs
 from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir
@@ -68,7 +69,8 @@ RunUnits = Callable[[Sequence[Unit], UnitContext], list[UnitResult]]
 
 
 def run_locally(units: Sequence[Unit], ctx: UnitContext) -> list[UnitResult]:
-    return [ctx.run(u) for u in units]
+    with Progress(f"compaction: {len(units)} output file(s)", len(units), "files") as progress:
+        return [ctx.run(u) for u in progress.iterate(units)]
 
 
 @dataclass

@@ -197,8 +197,8 @@ def plan_table(fs: FileSystem, table_path: str, write_ids: ValidIdList, txns: Va
     if not any_table_content:
         raise NotAnAcidTableError(
             f"{table_path} holds no Hive ACID table: no base_*/delta_*/delete_delta_* directories "
-            "and no data files. Create one with df.write.format('hiveacid').save(path), or check "
-            "the path.")
+            "and no data files. Create one with "
+            "df.write.format('hiveacid').mode('append').save(path), or check the path.")
     if newest[1]:
         plan.schema_file = newest[1]
     else:  # nothing visible: the schema still comes from the newest file of any directory

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 from .. import exceptions
 
 from ..txn.processes import process_info, this_process
+from .worker_python import worker_python_error
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +172,7 @@ def library_errors() -> Iterator[None]:
     except exceptions.HiveAcidError:
         raise
     except Exception as e:
-        err = library_error(e)
+        err = library_error(e) or worker_python_error(str(e))
         if err is None:
             raise
         raise err from e

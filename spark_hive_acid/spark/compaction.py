@@ -9,6 +9,7 @@ from pyspark.sql import SparkSession
 from ..compaction.plan import Unit
 from ..compaction.rewrite import UnitResult
 from ..compaction.runner import RunUnits, UnitContext
+from .job_progress import run_with_progress
 
 
 def spark_runner(spark: SparkSession) -> RunUnits:
@@ -17,5 +18,6 @@ def spark_runner(spark: SparkSession) -> RunUnits:
         if not units:
             return []
         rdd = spark.sparkContext.parallelize(list(units), len(units))
-        return rdd.map(ctx.run).collect()
+        return run_with_progress(spark, f"compaction: {len(units)} output file(s)",
+                                 rdd.map(ctx.run).collect)
     return run

@@ -5,6 +5,7 @@ import logging
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import from_arrow_type, to_arrow_schema
 from pyspark.sql.types import LongType, StructField, StructType
@@ -16,6 +17,7 @@ from ..read.pushdown import DataPredicate, compile_filter, evaluate_all
 from ..read.reader import TaskReader
 from ..catalog import open_scan
 from ..read.scan import Column, TableScan
+from ..read.staleness import StaleCheck, warn_if_stale
 from ..stream.changefeed import wants_change_feed
 from ..txn.hms_read import ReadLease
 from ..txn.keepalive import TaskHeartbeat
@@ -64,7 +66,7 @@ class HiveAcidDataSource(DataSource):
                 "Spark's catalog (CREATE TABLE ... USING hiveacid, saveAsTable, insertInto) "
                 "reaches a Python data source without its options in PySpark 4.3, so it cannot "
                 f"work: {ROUTE}. DataFrames: spark.read.format('hiveacid').load(path), "
-                "df.write.format('hiveacid').save(path)")
+                "df.write.format('hiveacid').mode('append').save(path)")
         return options
 
     def _scan(self) -> TableScan:
@@ -88,6 +90,7 @@ class HiveAcidDataSource(DataSource):
         return _spark_schema(scan.default_columns())
 
     def reader(self, schema: StructType) -> "DataSourceReader":
+        opt.check_entry(self.options, "spark.read")
         if wants_change_feed(self.options):
             return ChangeFeedReader(self._named(), schema)
         scan = self._scan()
@@ -97,13 +100,16 @@ class HiveAcidDataSource(DataSource):
         return reader
 
     def writer(self, schema: StructType, overwrite: bool) -> HiveAcidArrowWriter:
+        opt.check_entry(self.options, "df.write")
         return create_writer(self._named(), schema, overwrite)
 
     def streamReader(self, schema: StructType) -> HiveAcidStreamReader:  # noqa: N802
+        opt.check_entry(self.options, "readStream")
         return create_stream_reader(self._named(), schema)
 
     def streamWriter(self, schema: StructType,  # noqa: N802 (PySpark's name)
                      overwrite: bool) -> HiveAcidStreamWriter:
+        opt.check_entry(self.options, "writeStream")
         return create_stream_writer(self._named(), schema, overwrite)
 
 
@@ -122,6 +128,11 @@ class HiveAcidReader(DataSourceReader):
         self.fs = scan.fs
         self.conds: list = []
         self.lease: Optional[ReadLease] = None  # metastore reads with readLock=true
+        read = scan.options  # a snapshot the user chose is old on purpose: not checked
+        fixed = not (read.write_ids is None and read.version_as_of is None
+                     and read.timestamp_as_of is None)
+        self.stale = StaleCheck.of(scan.fs, scan.path, scan.display, scan.write_ids, fixed=fixed,
+                                   metastore=scan.source.name is not None)
         self._make_spec()
 
     def _make_spec(self) -> None:
@@ -158,6 +169,7 @@ class HiveAcidReader(DataSourceReader):
         return ReadTask(slices) if slices else None
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        warn_if_stale(self.stale, _stage())  # a reused plan: the view/DataFrame kept it
         task = getattr(partition, "task", None)
         if task is None:  # Spark turns an empty partition list into [InputPartition(None)]
             return iter(())
@@ -175,6 +187,12 @@ class HiveAcidReader(DataSourceReader):
         state = dict(self.__dict__)
         state.pop("scan", None)  # executors need only the spec, the fs and their task
         return state
+
+
+def _stage() -> Optional[int]:
+    """The Spark stage of this task: one action's read (None outside a task)."""
+    ctx = TaskContext.get()
+    return ctx.stageId() if ctx is not None else None
 
 
 def _beating(batches: Iterator[pa.RecordBatch], beat: TaskHeartbeat) -> Iterator[pa.RecordBatch]:

@@ -44,6 +44,7 @@ from ..write.schema import map_columns
 from ..write.staging import keep_or_discard
 from ..write.task_writer import DeleteWriter, InsertTarget, InsertWriter, StagedFile, TableSpec
 from ._compat import map_in_arrow
+from .job_progress import run_with_progress
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,9 @@ def stage_dml(spark: Any, fs: FileSystem, table: TableSpec, layout: TableLayout,
         *[F.col(c) for c in part_cols], true_writer_id, F.col(OWID), F.col(BP), F.col(RID))
     spec = DmlTaskSpec(fs, table, write_id, tuple(table_data_names(table)), layout.to_json(),
                        heartbeat, base)
-    rows = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA).collect()
+    job = map_in_arrow(shuffled, lambda it: _write_task(spec, it), STAGED_SCHEMA)
+    rows = run_with_progress(spark, f"write id {write_id} of {table.table_path}: staging events",
+                             job.collect)
     return [StagedFile(r["partition"], r["dir_name"], r["bucket"], r["path"], r["inserts"],
                        r["deletes"]) for r in rows]
 

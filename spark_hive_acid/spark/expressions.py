@@ -1,7 +1,7 @@
 """Conditions and values given as SQL strings or Columns, and the columns they read."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -11,6 +11,22 @@ from ..acid.names import ROW_ID_COLUMN as ROW_ID
 from ._compat import plan_references
 
 ColumnOrStr = Union[Column, str]
+
+
+def assignments(given: Any, what: str) -> dict[str, Any]:
+    """``set=`` / ``values=`` of DML: a non-empty dict ``{column: SQL string, Column or literal}``;
+    anything else an InvalidOptionError showing the form (``what``: ``"update(set=...)"``)."""
+    example = f"{what.split('=')[0]}={{'qty': 'qty + 1'}})"
+    if not isinstance(given, Mapping):
+        raise InvalidOptionError(
+            f"{what} needs a dict {{column: expression}}, not {type(given).__name__}: "
+            f"e.g. {example}")
+    if not given:
+        raise InvalidOptionError(f"{what} needs at least one column: e.g. {example}")
+    bad = [k for k in given if not isinstance(k, str)]
+    if bad:
+        raise InvalidOptionError(f"{what}: the keys are column names, not {bad[0]!r}")
+    return dict(given)
 
 
 def to_column(c: Optional[ColumnOrStr]) -> Column:

@@ -11,7 +11,7 @@ from ..write.task_writer import TableSpec
 from . import dml
 from ._compat import plan_references
 from .dml_check import analysis_only
-from .expressions import ColumnOrStr
+from .expressions import ColumnOrStr, assignments
 from .expressions import to_column as _col
 from .expressions import to_value as _value
 from .expressions import union_names as _union
@@ -69,9 +69,8 @@ class HiveAcidMergeBuilder:
 
     def whenMatchedUpdate(self, condition: Optional[ColumnOrStr] = None,
                           set: Optional[Mapping[str, Any]] = None) -> "HiveAcidMergeBuilder":
-        if not set:
-            raise InvalidOptionError("whenMatchedUpdate needs set={column: expression}")
-        return self._add_matched(("update", condition, dict(set)))
+        return self._add_matched(("update", condition,
+                                  assignments(set, "whenMatchedUpdate(set=...)")))
 
     def whenMatchedUpdateAll(self, condition: Optional[ColumnOrStr] = None) -> "HiveAcidMergeBuilder":
         return self._add_matched(("updateAll", condition, None))
@@ -81,9 +80,8 @@ class HiveAcidMergeBuilder:
 
     def whenNotMatchedInsert(self, condition: Optional[ColumnOrStr] = None,
                              values: Optional[Mapping[str, Any]] = None) -> "HiveAcidMergeBuilder":
-        if not values:
-            raise InvalidOptionError("whenNotMatchedInsert needs values={column: expression}")
-        return self._add_not_matched(("insert", condition, dict(values)))
+        return self._add_not_matched(("insert", condition,
+                                      assignments(values, "whenNotMatchedInsert(values=...)")))
 
     def whenNotMatchedInsertAll(self, condition: Optional[ColumnOrStr] = None) -> "HiveAcidMergeBuilder":
         return self._add_not_matched(("insertAll", condition, None))

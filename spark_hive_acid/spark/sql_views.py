@@ -24,7 +24,7 @@ from ..exceptions import InvalidOptionError
 from ..catalog.hms import resolve_uris
 from .datasource import FORMAT_NAME
 from .sql_route import ROUTE  # noqa: F401  (re-exported: the route the docs give)
-from .table import spark_conf_of
+from .table import ensure_registered, spark_conf_of
 
 _VIEWS = "_hiveacid_sql_views"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -56,7 +56,8 @@ def register_view(spark: Any, name: str, path: Optional[str] = None, *,
                                  "(letters, digits, _)")
     if (path is None) == (table is None):
         raise InvalidOptionError("register_view needs a path or table='db.tbl' (one of them)")
-    opt.check_known(options, "register_view")
+    opt.check_entry(options, "register_view")
+    ensure_registered(spark)
     given = {**opt.lowered(options), **({"path": path} if path else {"table": str(table)})}
     if table is not None and not opt.get_str(given, "metastoreUri"):
         # the view's reads run in Spark's workers, which do not see the Spark conf

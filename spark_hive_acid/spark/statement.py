@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from .. import options as opt
 from ..catalog import TableRef
 from ..exceptions import InvalidOptionError
 from ..write.task_writer import TableSpec
@@ -32,7 +33,8 @@ class Statement:
     alias: str
 
     def reader(self) -> Any:
-        return self.spark.read.format(FORMAT_NAME).options(**self.table.reader_options())
+        return self.spark.read.format(FORMAT_NAME).options(
+            **opt.restrict(self.table.reader_options(), "spark.read"))
 
     def target_reader(self, columns: Optional[Sequence[str]]) -> Any:
         """The reader of a DML target: with row__id; only ``columns`` (plus row__id) if given."""

@@ -35,10 +35,13 @@ from ..metastore.uris import SPARK_CONF_KEYS
 from . import dml, table_create
 from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
-from .expressions import ColumnOrStr, referenced_columns, to_column, union_names
+from .expressions import (
+    ColumnOrStr, assignments, referenced_columns, to_column, union_names,
+)
 from .merge import HiveAcidMergeBuilder
 from .statement import Statement, event_columns, resolve_set
 from .table_facts import history_frame, detail_frame
+from .worker_python import check_worker_python
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,7 @@ def ensure_registered(spark: SparkSession) -> None:
     the statically found ``pyspark_hiveacid`` would log a WARN on every use)."""
     if session_marked(spark):
         return
+    check_worker_python(spark)  # before Spark fails in a worker without saying why
     if data_source_exists(spark, FORMAT_NAME):
         mark_session(spark)
         return
@@ -87,7 +91,7 @@ class HiveAcidTable:
     def forPath(cls, spark: SparkSession, path: str,
                 options: Optional[Mapping[str, str]] = None) -> "HiveAcidTable":
         """The table at ``path``; raises if there is no Hive ACID table there."""
-        opt.check_known(options, "HiveAcidTable.forPath")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.forPath")
         table = PathTable.existing(path, options)
         ensure_registered(spark)
         return cls(spark, table)
@@ -103,7 +107,7 @@ class HiveAcidTable:
         ``lockWaitTimeout``, ``heartbeatInterval`` (docs/metastore.md). Raises TableNotFoundError,
         NotAnAcidTableError, MetastoreUnavailableError (naming the URI).
         """
-        opt.check_known(options, "HiveAcidTable.forName")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.forName")
         table = MetastoreTable.from_options({**opt.lowered(options), "table": name},
                                             spark_conf_of(spark))
         info = table.info()
@@ -128,7 +132,7 @@ class HiveAcidTable:
         (``bucketBy`` + ``numBuckets``). A table already there is an error unless
         ``ifNotExists``.
         """
-        opt.check_known(options, "HiveAcidTable.create")
+        opt.check_entry(options, "HiveAcidTable", "HiveAcidTable.create")
         ref = table_create.create(
             spark_conf_of(spark), name, schema, partitionBy=partitionBy, bucketBy=bucketBy,
             numBuckets=numBuckets, properties=properties, location=location,
@@ -169,7 +173,8 @@ class HiveAcidTable:
 
     # --- reading -----------------------------------------------------------------------------------
     def _reader(self) -> Any:
-        return self._spark.read.format(FORMAT_NAME).options(**self._ref.reader_options())
+        return self._spark.read.format(FORMAT_NAME).options(
+            **opt.restrict(self._ref.reader_options(), "spark.read"))
 
     def _load(self, reader: Any) -> DataFrame:
         with library_errors():
@@ -250,8 +255,7 @@ class HiveAcidTable:
         values (``delta_W_W_1``). Changing partition or bucketing columns moves the row to the
         right partition / bucket.
         """
-        if not set:
-            raise InvalidOptionError("update() needs set={column: expression}")
+        set = assignments(set, "update(set=...)")
 
         def build(load: dml.TargetLoader, spec: Any) -> DataFrame:
             t = load()

@@ -12,7 +12,7 @@ from ..exceptions import InvalidOptionError, NotEnoughHistoryError, StreamingErr
 from ..acid.snapshot import ValidIdList
 from ..io.filesystem import FileSystem
 from ..read.changes import (
-    INSERT, ChangeSpec, ChangeTask, change_schema, plan_changes, plan_overwrite,
+    INSERT, ChangeSpec, ChangeTask, change_schema, plan_changes, plan_overwrite, read_changes,
 )
 from ..catalog import TableRef, table_ref
 from ..read.options import ReadOptions
@@ -20,6 +20,10 @@ from ..read.ranges import is_compacted, snapshot_at
 from ..read.scan import TableScan
 from .source import PENDING, STREAM_ONLY, WRITE_ID, StreamPlanner
 from .versions import commit_times, low_watermark, partitions_written
+
+
+#: Options of a batch read that a change feed cannot honour (it reads a range of versions).
+FIXED_SNAPSHOT = ("validWriteIds", "versionAsOf", "timestampAsOf", "countRows")
 
 
 def wants_change_feed(options: Mapping[str, str]) -> bool:
@@ -64,6 +68,11 @@ def batch_change_feed(options: Mapping[str, str], out_schema: Optional[pa.Schema
     """Plan a batch change-feed read of the options' table and version range (``out_schema``:
     the columns as Spark wants them, default :func:`feed_columns`): the file system and the
     (spec, task) pairs."""
+    for name in FIXED_SNAPSHOT:
+        if opt.get_str(options, name) is not None and opt.value(options, name) not in (None, False):
+            raise InvalidOptionError(
+                f"Option readChangeFeed=true returns the changes of write ids startingVersion to "
+                f"endingVersion; it cannot also take option {name}: leave it out")
     start = _version(options, "startingVersion")
     if start is None:
         raise InvalidOptionError(
@@ -82,6 +91,15 @@ def batch_change_feed(options: Mapping[str, str], out_schema: Optional[pa.Schema
     if end < start:
         raise InvalidOptionError(f"Option endingVersion={end} is below startingVersion={start}")
     return plan_feed(table, now, snap, start - 1, end, out_schema)
+
+
+def change_feed_table(options: Mapping[str, str]) -> pa.Table:
+    """The batch change feed read in this process (``read_table(p, readChangeFeed=True, ...)``):
+    the same rows as the Spark read, in one Arrow table."""
+    fs, pairs = batch_change_feed(options)
+    schema = feed_columns(feed_table(options)[1]) if not pairs else pairs[0][0].out_schema
+    batches = [b for spec, task in pairs for b in read_changes(fs, spec, task)]
+    return pa.Table.from_batches(batches, schema=schema)
 
 
 def _scan(now: TableScan, snap: ValidIdList, version: int) -> TableScan:

@@ -37,7 +37,8 @@ class WriteOptions:
         path = opt.get_str(options, "path") or ""
         if not path and require_path:
             raise InvalidOptionError(
-                "No table path given: use df.write.format('hiveacid').save('/path/to/table')")
+                "No table path given: use "
+                "df.write.format('hiveacid').mode('append').save('/path/to/table')")
         bucket_by = opt.value(options, "bucketBy") or []
         num_buckets = opt.value(options, "numBuckets")
         if bucket_by and not num_buckets:
