@@ -208,8 +208,9 @@ class IcebergTarget(Target):
                     producer.append_data_file(self.handle(f))
 
     def finish(self) -> None:
-        self._table = self._txn.commit_transaction()
+        self._txn.commit_transaction()
         self._txn = None
+        self._table = None  # loaded again: the committed table
 
     def abort(self, written: list[WrittenFile]) -> None:
         self._txn = None
