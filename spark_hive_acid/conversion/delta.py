@@ -108,7 +108,22 @@ class DeltaTarget(Target):
     def last_write_id(self) -> Optional[int]:
         if not self.exists():
             return None
-        return self._table().transaction_version(APP_ID)
+        table = self._table()
+        last = table.transaction_version(APP_ID)
+        newest = table.history(1)
+        if last is not None and newest and newest[0].get(WRITE_ID_KEY) is None:
+            raise UnsupportedOperationError(
+                f"Version {newest[0].get('version')} of {self.display} was not made by the "
+                "converter: the table was written since. A mirror applies Hive write ids only to "
+                "a table nothing else writes")
+        return last
+
+    def current(self) -> Optional[Version]:
+        if not self.exists():
+            return None
+        table = self._table()
+        last = table.transaction_version(APP_ID)
+        return None if last is None else Version(table.version(), last)
 
     def versions(self) -> list[Version]:
         if not self.exists():

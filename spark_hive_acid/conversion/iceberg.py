@@ -90,6 +90,29 @@ class IcebergTarget(Target):
                 "a table nothing else writes")
         return int(value)
 
+    def current(self) -> Optional[Version]:
+        if not self.exists():
+            return None
+        table = self.table()
+        snap = table.current_snapshot()
+        if snap is None:
+            return None
+        last = None
+        for ancestor in self._ancestors(table, snap):
+            value = ancestor.summary.additional_properties.get(WRITE_ID_KEY) \
+                if ancestor.summary else None
+            if value is not None:
+                last = int(value)
+                break
+        return None if last is None else Version(snap.snapshot_id, last)
+
+    @staticmethod
+    def _ancestors(table: Any, snap: Any) -> Iterator[Any]:
+        while snap is not None:
+            yield snap
+            snap = table.snapshot_by_id(snap.parent_snapshot_id) \
+                if snap.parent_snapshot_id is not None else None
+
     def versions(self) -> list[Version]:
         if not self.exists():
             return []

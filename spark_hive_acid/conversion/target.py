@@ -79,6 +79,10 @@ class Target(abc.ABC):
         """Every version the converter committed, oldest first."""
 
     @abc.abstractmethod
+    def current(self) -> Optional[Version]:
+        """The table's current version (whoever made it) with the last Hive write id applied."""
+
+    @abc.abstractmethod
     def read(self, version: Any) -> Iterator[pa.RecordBatch]:
         """The rows of ``version``, read by the target's own library (the verdict's side)."""
 

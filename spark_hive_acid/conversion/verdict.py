@@ -125,8 +125,11 @@ def verdict(ref: TableRef, target: Target, samples: int = 3,
     if versions is None:
         oldest = first_version(ref.scan())  # below it Hive's history is compacted away
         every = [v for v in target.versions() if v.write_id >= oldest]
-        if not every:
+        latest = target.current()
+        if latest is None:
             return Verdict([])
+        if not every or every[-1].ref != latest.ref:  # written since by something else
+            every.append(latest)
         earlier = every[:-1]
         picks = sorted({int(i) for i in np.linspace(0, len(earlier) - 1, samples)}) \
             if earlier and samples > 0 else []
