@@ -204,3 +204,28 @@ def test_the_verdict_finds_a_changed_row(tmp_path):
     assert found.checks[-1].hive_rows == found.checks[-1].target_rows  # same count, other rows
     with pytest.raises(UnsupportedOperationError, match="not made by the converter"):
         mirror(h.path, target())
+
+
+def test_the_command_line(tmp_path, capsys):
+    from spark_hive_acid.cli import main
+
+    h = History(tmp_path / "hive", 6, partitioned=True)
+    for op in ("append", "delete", "append"):
+        h.do(op)
+    props = iceberg_props(tmp_path)
+    catalog = [a for k, v in props.items() for a in ("--catalog", f"{k}={v}")]
+    assert main(["convert", h.path, "--iceberg-table", "db.cli", *catalog]) == 0
+    out = capsys.readouterr().out
+    assert "write id None -> 3, 3 commit(s)" in out and "equal" in out
+    assert main(["convert", h.path, "--delta", str(tmp_path / "d"), "--json"]) == 0
+    assert __import__("json").loads(capsys.readouterr().out)["verdict"]["ok"]
+    h.do("update")
+    assert main(["mirror", h.path, "--delta", str(tmp_path / "d")]) == 0
+    assert "write id 3 -> 4, 1 commit(s)" in capsys.readouterr().out
+    assert main(["convert", h.path, "--delta", str(tmp_path / "d")]) == 2  # exists
+    assert "exists already" in capsys.readouterr().err
+    assert main(["convert", h.path]) == 2
+    assert "give the target" in capsys.readouterr().err
+    rows_now = rows(iceberg_target(props, "db.cli").read(
+        iceberg_target(props, "db.cli").versions()[-1].ref), True)
+    assert rows_now == h.model_at(3)

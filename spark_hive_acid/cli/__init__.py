@@ -6,6 +6,8 @@
     hiveacid history  PATH|DB.TABLE [--limit N] [--json]      one line per write id
     hiveacid snapshot PATH|DB.TABLE                           the current ValidWriteIdList
     hiveacid validate PATH|DB.TABLE [--json]                  every file checked; exit 1 on problems
+    hiveacid convert  PATH|DB.TABLE --delta PATH | --iceberg-table T --catalog K=V ...
+    hiveacid mirror   (the same)                              into Iceberg / Delta (docs/convert.md)
 
 A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
 ``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
@@ -23,6 +25,7 @@ from typing import Optional, Sequence
 
 from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
+from . import convert
 from .inspect import inspect_table, render
 from .target import open_target
 from .validate import validate_table
@@ -48,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("snapshot", parents=[common], help="print the current snapshot string")
     v = sub.add_parser("validate", parents=[common], help="check every file; exit 1 on problems")
     v.add_argument("--json", action="store_true")
+    convert.add_parsers(sub, common)
     return p
 
 
@@ -97,6 +101,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if args.command in ("convert", "mirror"):
+            from ..conversion import source_ref
+
+            return convert.run(args, source_ref(args.table, _options(args)))
         target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
         if args.command == "snapshot":
             print(target.write_ids.to_string())
