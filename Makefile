@@ -13,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 $(STAMP): pyproject.toml setup.cfg
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,metastore,bench]'
+	$(PY) -m pip install --quiet -e '.[test,metastore,bench,convert]'
 	touch $(STAMP)
 
 venv: $(STAMP)

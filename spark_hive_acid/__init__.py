@@ -12,7 +12,7 @@ from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
 __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_table",
-           "register_view", "sql", "__version__"]
+           "register_view", "sql", "convert", "mirror", "__version__"]
 
 
 def register(spark: Any) -> None:
@@ -40,6 +40,10 @@ def __getattr__(name: str) -> Any:
         from .spark import sql_views
 
         return getattr(sql_views, name)
+    if name in ("convert", "mirror"):  # to Iceberg / Delta, without Spark (docs/convert.md)
+        from . import conversion
+
+        return getattr(conversion, name)
     if name in ("read_table", "write_table"):
         from . import direct
 

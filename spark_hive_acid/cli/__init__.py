@@ -10,6 +10,8 @@
     hiveacid truncate PATH|DB.TABLE                           empty it (one ACID write)
     hiveacid drop-partitions PATH|DB.TABLE "day < '2024-02-01'"   empty those partitions
     hiveacid add-columns PATH|DB.TABLE "note string"          ALTER TABLE ... ADD COLUMNS
+    hiveacid convert  PATH|DB.TABLE --delta PATH | --iceberg-table T --catalog K=V ...
+    hiveacid mirror   (the same)                              into Iceberg / Delta (docs/convert.md)
 
 A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
 ``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
@@ -29,6 +31,7 @@ from typing import Optional, Sequence
 from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
 from . import table_commands
+from . import convert
 from .inspect import inspect_table, render
 from .target import SNAPSHOT_OPTIONS, Target, open_target
 from .validate import validate_table
@@ -79,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", parents=[common], help="check every file; exit 1 on problems")
     v.add_argument("--json", action="store_true")
     table_commands.add_parsers(sub, common)
+    convert.add_parsers(sub, common)
     return p
 
 
@@ -136,6 +140,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.command in table_commands.COMMANDS:
             return table_commands.run(args, _options(args))
+        if args.command in ("convert", "mirror"):
+            from ..conversion import source_ref
+
+            return convert.run(args, source_ref(args.table, _options(args)))
         target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
         if args.command == "snapshot":
             print(target.write_ids.to_string())

@@ -32,7 +32,7 @@ from .. import tableops
 from ..exceptions import InvalidOptionError
 from ..metastore.model import CompactionRequestResult, TableInfo
 from ..metastore.uris import SPARK_CONF_KEYS
-from . import dml, table_create
+from . import convert, dml, table_create
 from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
 from .expressions import (
@@ -298,6 +298,38 @@ class HiveAcidTable:
         with their rows at ``version``. Returns the metrics and ``partitions``."""
         from .restore import restore_to_version
         return restore_to_version(self._spark, self._ref, version)
+    # --- leaving Hive ACID: conversion to Iceberg / Delta (docs/convert.md) --------------------------
+    def convertToIceberg(self, catalog: Any, identifier: str, history: bool = True,
+                         verify: bool = True) -> dict:
+        """Convert into a new Iceberg table (``catalog``: a pyiceberg Catalog or its properties),
+        one snapshot per write id; returns what was done and the verdict."""
+        return convert.run(self._ref, convert.iceberg(catalog, identifier), mirror_mode=False,
+                           history=history, verify=verify)
+
+    def convertToDelta(self, path: str, history: bool = True, verify: bool = True,
+                       storageOptions: Optional[Mapping[str, str]] = None) -> dict:
+        """Convert into a new Delta table at ``path``, one version per write id."""
+        return convert.run(self._ref, convert.delta(path, storageOptions), mirror_mode=False,
+                           history=history, verify=verify)
+
+    def mirrorToIceberg(self, catalog: Any, identifier: str, verify: bool = True) -> dict:
+        """Convert on the first call, then apply the write ids committed since, exactly once."""
+        return convert.run(self._ref, convert.iceberg(catalog, identifier), mirror_mode=True,
+                           verify=verify)
+
+    def mirrorToDelta(self, path: str, verify: bool = True,
+                      storageOptions: Optional[Mapping[str, str]] = None) -> dict:
+        """Convert on the first call, then apply the write ids committed since, exactly once."""
+        return convert.run(self._ref, convert.delta(path, storageOptions), mirror_mode=True,
+                           verify=verify)
+
+    def mirrorStream(self, checkpointLocation: str, delta: Optional[str] = None,
+                     icebergCatalog: Any = None, icebergTable: Optional[str] = None,
+                     trigger: Optional[dict] = None) -> Any:
+        """The mirror as a Spark stream (default ``Trigger.AvailableNow``); a StreamingQuery."""
+        target = convert.delta(delta) if delta else convert.iceberg(icebergCatalog, icebergTable)
+        return convert.mirror_stream(self._spark, self._ref, self._ref.reader_options(), target,
+                                     checkpointLocation, trigger)
 
     # --- maintenance -------------------------------------------------------------------------------
     def abortStaleTransactions(self, olderThanSeconds: Optional[float] = None) -> list[int]:
