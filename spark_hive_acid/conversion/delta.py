@@ -246,6 +246,7 @@ class DeltaTarget(Target):
     def finish(self) -> None:
         if self._staging is not None:
             if self._created:
+                assert self.local is not None  # staging is used for local tables only (start)
                 if os.path.isdir(self.local):
                     os.rmdir(self.local)  # empty (checked by start)
                 os.rename(self._staging, self.local)  # one rename: the whole table appears

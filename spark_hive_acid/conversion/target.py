@@ -93,6 +93,22 @@ class Target(abc.ABC):
         it exists, check that it mirrors ``source`` with this schema."""
 
     @abc.abstractmethod
+    def data_file_path(self, key: GroupKey, tag: str) -> str:
+        """Where a new data file of group ``key`` goes (``tag`` makes the name unique)."""
+
+    @abc.abstractmethod
+    def open_output(self, path: str) -> Any:
+        """A writable binary stream for a new data file at ``path``."""
+
+    @abc.abstractmethod
+    def file_batch(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        """``batch`` as the target's data files hold it."""
+
+    @abc.abstractmethod
+    def file_schema(self) -> pa.Schema:
+        """The schema of the target's data files."""
+
+    @abc.abstractmethod
     def handle(self, f: WrittenFile) -> Any:
         """The handle a later step removes ``f`` with."""
 

@@ -327,7 +327,11 @@ class HiveAcidTable:
                      icebergCatalog: Any = None, icebergTable: Optional[str] = None,
                      trigger: Optional[dict] = None) -> Any:
         """The mirror as a Spark stream (default ``Trigger.AvailableNow``); a StreamingQuery."""
-        target = convert.delta(delta) if delta else convert.iceberg(icebergCatalog, icebergTable)
+        if delta is None and (icebergCatalog is None or icebergTable is None):
+            raise InvalidOptionError("mirrorStream needs delta=PATH, or icebergCatalog= and "
+                                     "icebergTable=")
+        target = (convert.delta(delta) if delta is not None
+                  else convert.iceberg(icebergCatalog, str(icebergTable)))
         return convert.mirror_stream(self._spark, self._ref, self._ref.reader_options(), target,
                                      checkpointLocation, trigger)
 
