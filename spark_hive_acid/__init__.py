@@ -10,7 +10,7 @@ from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
 __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_table",
-           "register_view", "sql", "__version__"]
+           "register_view", "sql", "maintain", "doctor", "__version__"]
 
 
 def register(spark) -> None:
@@ -30,6 +30,10 @@ def __getattr__(name: str):
         from .spark import sql_views
 
         return getattr(sql_views, name)
+    if name in ("maintain", "doctor"):  # the warehouse tools (docs/maintenance.md)
+        from .spark import maintenance
+
+        return getattr(maintenance, name)
     if name in ("read_table", "write_table"):
         from . import direct
 

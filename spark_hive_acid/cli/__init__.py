@@ -6,6 +6,8 @@
     hiveacid history  PATH|DB.TABLE [--limit N] [--json]      one line per write id
     hiveacid snapshot PATH|DB.TABLE                           the current ValidWriteIdList
     hiveacid validate PATH|DB.TABLE [--json]                  every file checked; exit 1 on problems
+    hiveacid doctor   [TABLE...] [--warehouse DIR] [--database DB] [--all] [--json|--prometheus]
+    hiveacid maintain [TABLE...] [--warehouse DIR] [--database DB] [--all] [--dry-run]
 
 A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
 ``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
@@ -48,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("snapshot", parents=[common], help="print the current snapshot string")
     v = sub.add_parser("validate", parents=[common], help="check every file; exit 1 on problems")
     v.add_argument("--json", action="store_true")
+    from . import doctor, maintain  # many tables at once (docs/maintenance.md)
+
+    doctor.add_parser(sub)
+    maintain.add_parser(sub)
     return p
 
 
@@ -97,6 +103,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        if hasattr(args, "run"):  # doctor, maintain: many tables
+            return args.run(args)
         target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
         if args.command == "snapshot":
             print(target.write_ids.to_string())
