@@ -27,6 +27,7 @@ from ..catalog.base import TableRef
 from ..compaction.runner import RunUnits, compact, run_locally
 from ..compaction.vacuum import vacuum_table
 from ..exceptions import HiveAcidError
+from ..txn.logmaint import finish_interrupted_installs
 from ..metastore.api import client_from_options
 from .doctor import metastore_views
 from .hms_findings import MetastoreView
@@ -46,6 +47,7 @@ class MaintainSettings(PlanSettings):
     concurrency: int = DEFAULT_CONCURRENCY  # tables planned / compacted at once
     retention_hours: float = DEFAULT_RETENTION_HOURS  # vacuum's (docs/compaction.md)
     progress: bool = True
+    progress_interval: float = 10.0  # seconds between progress log lines (not on a terminal)
 
 
 def plan(refs: Sequence[TableRef], settings: MaintainSettings,
@@ -56,6 +58,8 @@ def plan(refs: Sequence[TableRef], settings: MaintainSettings,
 
     def one(ref: TableRef) -> TablePlan:
         try:
+            if not settings.dry_run:  # a compaction that died after its commit: roll forward
+                finish_interrupted_installs(*ref.location())
             facts = scan_table(ref, small_file_bytes=t.small_file_bytes,
                                small_delta_pct=t.small_delta_pct)
         except HiveAcidError as e:
@@ -82,7 +86,8 @@ def maintain(refs: Sequence[TableRef], settings: Optional[MaintainSettings] = No
         report["tables"] = [p.to_json() for p in plans]
     else:
         total = sum(p.partitions + int(p.vacuum) for p in plans)
-        bar = Progress(total, "maintain", stream=stream, enabled=settings.progress)
+        bar = Progress(total, "maintain", stream=stream, enabled=settings.progress,
+                       interval=settings.progress_interval)
 
         def one(p: TablePlan) -> dict[str, Any]:
             return run_table(p, settings, run_units, parallelism, bar)

@@ -91,6 +91,11 @@ def plan_table(facts: TableFacts, settings: PlanSettings,
         busy = view.busy_partitions(db, name)
         stopped = view.stopped_partitions(db, name) if settings.takeover else {}
     for p in facts.partitions:
+        if p.path.rstrip("/") in facts.installing:
+            plan.skipped[p.rel] = (
+                f"compaction {facts.installing[p.path.rstrip('/')]}'s output is being installed "
+                "(if that compaction died, the next run finishes it 5 minutes after it began)")
+            continue
         if p.partition in busy:
             c = busy[p.partition]
             plan.skipped[p.rel] = (f"Hive's compactor has a {(c.type or '').lower()} compaction "

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from ..acid.logstate import install_names, installs_in_progress
 from ..acid.names import is_hidden, parse_acid_dir
 from ..acid.partition_tree import LIST_THREADS
 from ..acid.partitions import partition_name
@@ -44,6 +45,7 @@ class TableFacts:
     lists: int = 0  # directory listings made
     opens: int = 0  # files opened (0 on a warehouse of compacted or Hive-written tables)
     property_error: Optional[str] = None  # a bad compactorthreshold.* property
+    installing: dict[str, int] = field(default_factory=dict)  # partition dir -> install's W
 
     @property
     def insert_only(self) -> bool:
@@ -84,10 +86,25 @@ def scan_table(ref: TableRef, *, small_file_bytes: int = DEFAULT_SMALL_FILE_BYTE
         pf.decision = _decision(pl, props, source.insert_only, facts.property_error)
         facts.partitions.append(pf)
     facts.partitions.sort(key=lambda x: x.partition)
+    facts.installing = installs_under_way(source.fs, source.path)
     facts.lists, facts.opens = fs.lists, fs.opens
     log.debug("scanned %s: %d partition(s), %d listing(s), %d file(s) opened", facts.name,
               len(facts.partitions), fs.lists, fs.opens)
     return facts
+
+
+def installs_under_way(fs, table_path: str) -> dict[str, int]:
+    """Partition directory -> the compaction (write or txn id) whose output is being installed
+    there (readers do not see it yet: ``read.listing.listing_without_installs``). One listing;
+    the install records are read only when there are some."""
+    names = install_names(fs, table_path)
+    if not names:
+        return {}
+    out = {}
+    for w, rec in installs_in_progress(fs, table_path, names).items():
+        for _, final in rec.pairs:
+            out[final.rstrip("/").rpartition("/")[0]] = w
+    return out
 
 
 def _decision(pl, props: dict[str, str], insert_only: bool, error: Optional[str]) -> dict[str, Any]:
