@@ -193,3 +193,25 @@ def test_a_partition_whose_install_is_under_way_is_left_alone_then_finished(tmp_
         assert [x for x in names if not x.startswith("_")] == [
             x for x in names if x.startswith("base_")] and len(names) == 1, (p, names)
     assert W.rows(t) == before
+
+
+@pytest.mark.spark
+def test_maintain_as_spark_jobs_and_the_table_api(spark, tmp_path):
+    import spark_hive_acid
+    from spark_hive_acid import HiveAcidTable
+
+    a, b = tmp_path / "wh" / "a", tmp_path / "wh" / "b"
+    W.needs_major(a, "1", 0)
+    W.needs_major(b, "1", 0)
+    before = {t: W.rows(t) for t in (a, b)}
+    doc = HiveAcidTable.forPath(spark, str(a)).doctor()
+    assert doc["compactIfNeeded"] == {"major": 1, "minor": 0}
+    assert [p["partition"] for p in doc["partitions"]] == ["p=1"]  # every partition listed
+    plan = spark_hive_acid.maintain(spark, warehouse=str(tmp_path / "wh"), dryRun=True)
+    assert plan["summary"]["partitionsPlanned"] == 2
+    report = spark_hive_acid.maintain(spark, paths=[str(a), str(b)], retentionHours=0,
+                                      progress=False)
+    assert report["ok"] and report["summary"]["partitionsCompacted"] == 2
+    assert {t: W.rows(t) for t in (a, b)} == before
+    healthy = spark_hive_acid.doctor(spark, paths=[str(a)])
+    assert healthy["tables"][0]["compactIfNeeded"] == {"major": 0, "minor": 0}

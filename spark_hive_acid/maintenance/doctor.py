@@ -25,6 +25,7 @@ from ..metastore.api import client_from_options
 from .compat import ENGINES, parse_engines, partition_findings, table_findings
 from .health import HEALTHY, NEEDS_ACTION, Thresholds, partition_exceeds
 from .hms_findings import MetastoreView
+from .planner import would_change
 from .scan import TableFacts, scan_table
 
 log = logging.getLogger(__name__)
@@ -154,14 +155,28 @@ def report_of(facts: TableFacts, settings: DoctorSettings,
         db, _, name = facts.ref.full_name.partition(".")
         hms = view.table_findings(db, name)
         report["metastore"] = hms
-        for key, what in (("failed", "failed"), ("stuckWorking", "stuck in 'working'"),
-                          ("didNotInitiate", "that did not initiate")):
-            if hms[key]:
-                reasons.append(f"{len(hms[key])} compaction(s) {what} in the metastore")
-        if hms["stoppedPartitions"]:
-            reasons.append(f"Hive stopped compacting {len(hms['stoppedPartitions'])} "
-                           f"partition(s) after {view.failed_threshold} failures: "
-                           f"{', '.join(p or '(table)' for p in hms['stoppedPartitions'][:5])}")
+        # Hive's history keeps failures after the partition was compacted since (by us, or by
+        # Hive): they need action only where the partition still needs a compaction
+        pending = {p.partition for p in facts.partitions if p.decision.get("decision")
+                   or partition_exceeds(p, settings.thresholds)}
+        types = {(c.partition or ""): (c.type or "major") for cs in
+                 view.stopped_partitions(db, name).values() for c in cs[-1:]}
+        for key, what in (("failed", "failed"), ("didNotInitiate", "that did not initiate")):
+            still = [c for c in hms[key] if (c["partition"] or "") in pending]
+            if still:
+                reasons.append(f"{len(still)} compaction(s) {what} in the metastore, of "
+                               f"partitions that still need one")
+        if hms["stuckWorking"]:
+            reasons.append(f"{len(hms['stuckWorking'])} compaction(s) stuck in 'working' longer "
+                           f"than hive.compactor.worker.timeout ({view.worker_timeout_s:.0f} s)")
+        left = {p.partition for p in facts.partitions
+                if p.partition in types and would_change(p, types[p.partition])}
+        stopped = [p for p in hms["stoppedPartitions"] if p in left]
+        if stopped:
+            reasons.append(f"Hive stopped compacting {len(stopped)} partition(s) that need it, "
+                           f"after {view.failed_threshold} failures: "
+                           f"{', '.join(p or '(table)' for p in stopped[:5])} "
+                           "(hiveacid maintain takes them over)")
         report["cleanBlockedBy"] = clean_blockers(facts, view)
     report["verdict"] = NEEDS_ACTION if reasons else HEALTHY
     report["reasons"] = reasons

@@ -24,6 +24,7 @@ from ..catalog.base import TableRef
 from .compat import ENGINES, partition_findings
 from .health import Thresholds, partition_exceeds
 from .hms_findings import MetastoreView
+from .facts import PartitionFacts
 from .scan import TableFacts
 
 DEFAULT_BATCH = 500
@@ -101,7 +102,7 @@ def plan_table(facts: TableFacts, settings: PlanSettings,
             plan.skipped[p.rel] = (f"Hive's compactor has a {(c.type or '').lower()} compaction "
                                    f"of it {c.state} (id {c.id}): not raced")
             continue
-        if p.partition in stopped:
+        if p.partition in stopped and would_change(p, (stopped[p.partition][-1].type or "major")):
             last = stopped[p.partition][-1]
             kind = (last.type or "major").lower()
             by_kind.setdefault((kind, TAKEOVER), {})[p.rel] = (
@@ -127,6 +128,14 @@ def plan_table(facts: TableFacts, settings: PlanSettings,
     plan.obsolete = sum(p.obsolete + p.aborted for p in facts.partitions)
     plan.vacuum = settings.vacuum and bool(plan.compactions or plan.obsolete)
     return plan
+
+
+def would_change(p: PartitionFacts, kind: str) -> bool:
+    """Whether a ``kind`` compaction of ``p`` has anything to do (``compaction.plan``: a major
+    one needs deltas or original files, a minor one two deltas at least)."""
+    if kind.lower() == "minor":
+        return p.active_deltas >= 2
+    return p.active_deltas > 0 or p.original_files > 0
 
 
 def _order(key: tuple[str, str]) -> tuple[int, int]:
