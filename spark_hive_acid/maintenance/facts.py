@@ -88,14 +88,6 @@ class PartitionFacts:
         }
 
 
-def _files(children: list[FileStatus]) -> list[FileStatus]:
-    return [c for c in children if not c.is_dir and not is_hidden(c.name)]
-
-
-def _rel(pl_path: str, path: str) -> str:
-    return path[len(pl_path.rstrip("/")):].lstrip("/")
-
-
 def _note(out: list[str], item: str) -> None:
     if len(out) < EXAMPLES:
         out.append(item)
@@ -113,31 +105,27 @@ def partition_facts(name: str, pl: PartitionListing, write_ids: ValidIdList,
     f = PartitionFacts(name, pl.path, state=st)
     ev = f.evidence
     chosen: list[ParsedDir] = ([st.base] if st.base else []) + st.deltas + st.delete_deltas
+    delta_sizes: list[int] = []
+    versioned: dict[str, bool] = {}
     for d in chosen:
-        children = pl.dir_files.get(d.path, [])
-        data = _files(children)
-        size = sum(c.size for c in data)
-        f.files += len(data)
-        f.bytes += size
-        f.small_files += sum(1 for c in data if c.size < small_file_bytes)
+        size, versioned[d.path] = _one_dir(f, d, pl.dir_files.get(d.path, []), write_ids,
+                                           insert_only, small_file_bytes)
         f.max_write_id = max(f.max_write_id, d.max_write_id)
         if d.is_base:
             f.base, f.base_bytes = d.name, size
-        elif d.is_delete:
+            continue
+        delta_sizes.append(size)
+        f.delta_bytes += size
+        if d.is_delete:
             f.delete_deltas += 1
-            f.delta_bytes += size
         else:
             f.deltas += 1
-            f.delta_bytes += size
-        _layout_evidence(f, d, children, write_ids, insert_only)
     if st.base is not None and f.base_bytes:
-        f.small_deltas = sum(1 for d in st.deltas + st.delete_deltas
-                             if sum(c.size for c in _files(pl.dir_files.get(d.path, [])))
-                             < small_delta_pct * f.base_bytes)
+        limit = small_delta_pct * f.base_bytes
+        f.small_deltas = sum(1 for n in delta_sizes if n < limit)
     first = st.base or (sorted(st.deltas, key=ParsedDir.sort_key)[0] if st.deltas else None)
     if first is not None and not insert_only:
-        ev.first_dir_missing_version = not any(
-            c.name == ACID_VERSION_FILE for c in pl.dir_files.get(first.path, []))
+        ev.first_dir_missing_version = not versioned[first.path]
     f.original_files = ev.original_files = len(st.original_files)
     f.files += len(st.original_files)
     f.bytes += sum(o.size for o in st.original_files)
@@ -145,32 +133,51 @@ def partition_facts(name: str, pl: PartitionListing, write_ids: ValidIdList,
         f.base_bytes = sum(o.size for o in st.original_files)
     _unread(f, pl, listed, dir_bytes)
     for c in listed(pl.path) or []:
-        parsed = parse_acid_dir(c.name) if c.is_dir else None
-        if parsed is not None and parsed.visibility_txn:
-            _note(ev.visibility_dirs, c.name)
+        if c.is_dir and "_v" in c.name:  # cheap first: most names have no suffix
+            parsed = parse_acid_dir(c.name)
+            if parsed is not None and parsed.visibility_txn:
+                _note(ev.visibility_dirs, c.name)
     return f
 
 
-def _layout_evidence(f: PartitionFacts, d: ParsedDir, children: list[FileStatus],
-                     write_ids: ValidIdList, insert_only: bool) -> None:
+def _one_dir(f: PartitionFacts, d: ParsedDir, children: list[FileStatus],
+             write_ids: ValidIdList, insert_only: bool, small_file_bytes: int
+             ) -> tuple[int, bool]:
+    """One pass over a read directory's listing: counts into ``f``, layout evidence; returns
+    (bytes of its data files, whether it has ``_orc_acid_version``)."""
     ev = f.evidence
+    size = files = small = 0
+    versioned = side = False
     for c in children:
-        if c.is_dir and not is_hidden(c.name):
-            _note(ev.nested_in_delete if d.is_delete else ev.nested_in_insert,
-                  f"{d.name}/{c.name}")
-        elif c.name.endswith(FLUSH_LENGTH_SUFFIX):
-            _note(ev.side_files, f"{d.name}/{c.name}")
-        elif d.is_delete and _ATTEMPT_FILE.match(c.name):
-            _note(ev.attempt_delete_files, f"{d.name}/{c.name}")
-    if not insert_only and not any(c.name == ACID_VERSION_FILE for c in children):
+        name = c.name
+        if c.is_dir:
+            if not is_hidden(name):
+                _note(ev.nested_in_delete if d.is_delete else ev.nested_in_insert,
+                      f"{d.name}/{name}")
+            continue
+        if name == ACID_VERSION_FILE:
+            versioned = True
+        elif name.endswith(FLUSH_LENGTH_SUFFIX):
+            side = True
+            _note(ev.side_files, f"{d.name}/{name}")
+        elif not is_hidden(name):
+            files += 1
+            size += c.size
+            small += c.size < small_file_bytes
+            if d.is_delete and _ATTEMPT_FILE.match(name):
+                _note(ev.attempt_delete_files, f"{d.name}/{name}")
+    f.files += files
+    f.bytes += size
+    f.small_files += small
+    if not insert_only and not versioned:
         _note(ev.missing_version, d.name)
     if (not d.is_base and not d.is_delete and d.min_write_id < d.max_write_id
             and d.statement_id < 0 and not d.visibility_txn):
-        side = any(c.name.endswith(FLUSH_LENGTH_SUFFIX) for c in children)
         open_inside = any(d.min_write_id <= e <= d.max_write_id and write_ids.is_open(e)
                           for e in write_ids.exceptions)
         if side or open_inside:
             _note(ev.streaming_deltas, d.name)
+    return size, versioned
 
 
 def _unread(f: PartitionFacts, pl: PartitionListing,

@@ -36,6 +36,7 @@ class ListedFileSystem(FileSystem):
                                                       (seed or {}).items()}
         self.opens = 0
         self.lists = 0
+        self._base_counts: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
 
     # --- listings -------------------------------------------------------------------------------
@@ -63,12 +64,27 @@ class ListedFileSystem(FileSystem):
         min_open = ids.min_open_or_none
         if not ids.is_valid(w) or (min_open is not None and w >= min_open):
             return False
-        siblings = self.listed(partition)
-        if siblings is None:
-            return False
-        same = [c for c in siblings if c.is_dir and c.name != base_name
-                and (p := parse_acid_dir(c.name)) is not None and p.is_base and p.write_id == w]
-        return not same
+        bases = self._bases(partition)
+        return bases is not None and bases.get(w, 0) == 1
+
+    def _bases(self, partition: str) -> Optional[dict[int, int]]:
+        """Write id -> how many base directories of that write id ``partition`` holds (None:
+        the partition was not listed); computed once per partition."""
+        key = partition.rstrip("/")
+        found = self._base_counts.get(key)
+        if found is None:
+            siblings = self.listed(key)
+            if siblings is None:
+                return None
+            found = {}
+            for c in siblings:
+                if c.is_dir and c.name.startswith("base_"):
+                    p = parse_acid_dir(c.name)
+                    if p is not None:
+                        found[p.write_id] = found.get(p.write_id, 0) + 1
+            with self._lock:
+                self._base_counts[key] = found
+        return found
 
     def status(self, path: str) -> Optional[FileStatus]:
         if self._answers_marker(path):

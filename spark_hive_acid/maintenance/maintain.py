@@ -29,7 +29,7 @@ from ..compaction.vacuum import vacuum_table
 from ..exceptions import HiveAcidError
 from ..txn.logmaint import finish_interrupted_installs
 from ..metastore.api import client_from_options
-from .doctor import metastore_views
+from .doctor import DEFAULT_CONCURRENCY as DOCTOR_CONCURRENCY, metastore_views
 from .hms_findings import MetastoreView
 from .planner import TAKEOVER, Compaction, PlanSettings, TablePlan, plan_table
 from .progress import Progress
@@ -67,7 +67,9 @@ def plan(refs: Sequence[TableRef], settings: MaintainSettings,
             return TablePlan(ref.display, ref, error=f"{type(e).__name__}: {e}")
         return plan_table(facts, settings, views.get(ref.metastore_uri or ""))
 
-    with ThreadPoolExecutor(_workers(settings, refs), thread_name_prefix="hiveacid-plan") as pool:
+    # planning lists (I/O): as many tables at once as the doctor looks at
+    workers = max(1, min(max(int(settings.concurrency), DOCTOR_CONCURRENCY), len(refs) or 1))
+    with ThreadPoolExecutor(workers, thread_name_prefix="hiveacid-plan") as pool:
         return list(pool.map(one, refs))
 
 
