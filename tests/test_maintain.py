@@ -72,6 +72,7 @@ def test_batches_are_one_compaction_each_and_progress_shows(tmp_path, caplog):
     assert len(compactions) == 3
     lines = [r.getMessage() for r in caplog.records]
     assert lines and lines[-1].startswith("maintain [########################] 6/6 (100%)")
+    assert sum("6/6" in x for x in lines) == 1  # the end is logged once
     assert "2/6" in lines[0]  # a line per step here (interval 0): 5 partitions + the vacuum
     assert stream.getvalue() == ""
 

@@ -29,6 +29,7 @@ class Progress:
         self.failed = 0
         self.started = time.monotonic()
         self._last_log = self.started
+        self._logged_end = False
         self._lock = threading.Lock()
 
     def advance(self, n: int = 1, item: str = "", failed: bool = False) -> None:
@@ -43,6 +44,7 @@ class Progress:
                 self.stream.flush()
             elif now - self._last_log >= self.interval or self.done >= self.total:
                 self._last_log = now
+                self._logged_end = self.done >= self.total
                 log.info("%s", self._line(item))
 
     def _line(self, item: str) -> str:
@@ -63,5 +65,5 @@ class Progress:
             if self.tty:
                 self.stream.write("\r" + self._line("done").ljust(100) + "\n")
                 self.stream.flush()
-            else:
+            elif not self._logged_end:
                 log.info("%s", self._line("done"))

@@ -52,10 +52,14 @@ def text(report: dict[str, Any], limit: int = 20) -> list[str]:
             lines.append(f"  ... {len(flagged) - limit} more partition(s) (--json lists all)")
         for why in sorted(set((t.get("cleanBlockedBy") or {}).values()))[:3]:
             lines.append(f"  clean held back: {why}")
+    notes: dict[str, tuple[dict, int]] = {}
     for t in report["tables"]:
         for f in t.get("compatibility", {}).get("table", []):
-            lines.append(f"note: {t['table']}: {f['engine']} {f['effect']}: {f['layout']} "
-                         f"({f['reference']})")
+            key = f"{f['engine']}:{f['rule']}"
+            notes[key] = (f, notes.get(key, (f, 0))[1] + 1)
+    for f, n in notes.values():
+        lines.append(f"note: {f['engine']} {f['effect']} for {n} table(s) here: {f['layout']} "
+                     f"({f['reference']}; no layout change helps)")
     for m in report.get("metastores", []):
         old = m["oldestOpenTxn"]
         lines.append(f"metastore {m['uri']}: {m['openTxns']} open and {m['abortedTxns']} "
