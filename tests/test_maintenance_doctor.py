@@ -165,6 +165,8 @@ def test_json_and_text_outputs_and_exit_status(tmp_path, capsys):
     (["doctor"], "Nothing to look at"),
     (["doctor", "/no/such/table"], "No table at /no/such/table"),
     (["doctor", "--warehouse", "/no/such/dir"], "No warehouse directory at /no/such/dir"),
+    (["doctor", "wh"], "wh holds no Hive ACID table"),  # a directory of tables
+    (["doctor", "--warehouse", "wh/t"], "holds no Hive ACID table directory"),
     (["doctor", ".", "--engines", "presto"], "Unknown engine 'presto'"),
     (["doctor", ".", "--threshold", "deltas=5"], "Unknown threshold 'deltas'"),
     (["doctor", ".", "--threshold", "smallDeltaPct=2"], "must be a fraction"),
@@ -175,6 +177,7 @@ def test_json_and_text_outputs_and_exit_status(tmp_path, capsys):
 def test_bad_input_is_refused_naming_it(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     L.compacted(tmp_path)
+    L.compacted(tmp_path / "wh" / "t")
     assert main(argv) == 2
     assert message in capsys.readouterr().err
 

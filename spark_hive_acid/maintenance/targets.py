@@ -50,6 +50,10 @@ def resolve(targets: Targets) -> list[TableRef]:
         st = fs.status(path)
         if st is None or not st.is_dir:
             raise TableNotFoundError(f"No table at {p}: the path does not exist or is a file")
+        if not _is_table(fs, path):
+            raise NotAnAcidTableError(
+                f"{p} holds no Hive ACID table (no base_/delta_ or k=v directory, no "
+                f"{LAYOUT_FILE}); if it is a directory of tables, use --warehouse {p}")
         refs.setdefault(p, ref)
     for w in targets.warehouses:
         for p in warehouse_tables(w, options):
