@@ -194,6 +194,29 @@ def _doctor_db(opts):
     return doctor(resolve(Targets(databases=["bench"], options=opts)))
 
 
+def figure(scaling: list[dict], path: Path) -> None:
+    """Seconds against partitions: the walk, the doctor, the plan (matplotlib, the bench
+    extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [r["partitions"] for r in scaling]
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for key, label in (("walk_s", "directory walk (baseline)"), ("doctor_s", "doctor"),
+                       ("plan_s", "maintain --dry-run"), ("os_walk_s", "os.walk (names only)")):
+        ax.plot(xs, [r[key] for r in scaling], marker="o", label=label)
+    ax.set_xlabel("partitions (100 per table)")
+    ax.set_ylabel("seconds (best of the reps)")
+    ax.set_title("Warehouse tools: time against partitions")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="2000,5000,10000,20000")
@@ -213,6 +236,7 @@ def main(argv=None) -> dict:
     out["loadavg_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(out, indent=2))
+    figure(out["scaling"], RESULTS.with_suffix(".png"))
     log(f"results in {RESULTS}")
     return out
 
