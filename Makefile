@@ -8,7 +8,7 @@ WAREHOUSE ?= warehouse
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv demo test test-fast bench clean jvm-deps
+.PHONY: venv demo test test-fast bench clean jvm-deps docs
 
 $(STAMP): pyproject.toml setup.cfg
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ test-fast: $(STAMP)
 # do this on first use too)
 jvm-deps: $(STAMP)
 	$(PY) -c "import sys; sys.path.insert(0, 'tests'); import hive_jvm; [hive_jvm.classpath(v) for v in [*hive_jvm.VERSIONS, *hive_jvm.OTHER_POMS]]"
+
+# the option tables of docs/*.md, from the registry (spark_hive_acid/options_table.py)
+docs: $(STAMP)
+	$(PY) tests/option_docs.py
 
 bench: $(STAMP)
 	$(PY) -m bench.run

@@ -17,7 +17,7 @@ PACKAGE = "spark_hive_acid"
 #: its own layer or lower ones. The top-level ``spark_hive_acid`` package (the public facade) sits
 #: above everything.
 LAYERS: dict[str, int] = {
-    "exceptions": 0, "options": 0,
+    "exceptions": 0, "options": 0, "options_table": 0,
     "io": 1,
     "acid": 2,
     "read": 3, "write": 3, "metastore": 3,

@@ -78,3 +78,59 @@ def test_a_type_mismatch_on_write_says_the_spark_cast(table):
     assert "id is bigint in the data but int in the table" in msg
     assert "F.col('id').cast('int')" in msg and "int64 cannot be stored" not in msg
     assert sorted(read_table(table).column("id").to_pylist()) == [1, 2, 3]  # nothing written
+
+
+def test_the_docs_option_tables_are_generated_from_the_registry():
+    """Issue 21: each option is declared once (kind, default, doc) and the docs' tables come from
+    there: a table out of date (or a hand edit) fails here; `make docs` rewrites them."""
+    import option_docs
+
+    stale = [p.name for p in option_docs.doc_files()
+             if option_docs.render(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")]
+    assert stale == []
+    listed = {n.lower() for p in option_docs.doc_files()
+              for n in option_docs.documented(p.read_text(encoding="utf-8"))}
+    assert sorted(o.name for o in opt.OPTIONS if o.key not in listed and o.name != "paths") == []
+
+
+def test_the_renderer_sees_a_stale_table():
+    import option_docs
+
+    text = "x\n<!-- options: splitSize -->\n| stale |\n<!-- /options -->\ny\n"
+    out = option_docs.render(text)
+    assert "| `splitSize` | 134217728 (128 MiB) |" in out and "| stale |" not in out
+    assert option_docs.documented(out) == ["splitSize"]
+
+
+@pytest.mark.parametrize("name, given, expected", [
+    ("splitSize", None, 134217728), ("splitSize", "7", 7), ("includeRowId", None, False),
+    ("includeRowId", "TRUE", True), ("txnTimeoutSeconds", None, 3600.0),
+    ("txnTimeoutSeconds", "2.5", 2.5), ("partitionOverwriteMode", "Dynamic", "dynamic"),
+    ("partitionBy", "a, `b`", ["a", "b"]), ("tableProperties", "k=v", {"k": "v"}),
+    ("hdfsClient", None, "auto"), ("metastoreTimeout", None, 60.0),
+    ("lockWaitTimeout", None, 300.0), ("validTxns", " 5:5:: ", " 5:5:: "),
+])
+def test_one_typed_value_per_option_with_the_registrys_default(name, given, expected):
+    options = {} if given is None else {name.upper(): given}
+    assert opt.value(options, name) == expected
+
+
+@pytest.mark.parametrize("name, bad, says", [
+    ("splitSize", "0", "must be >= 1"), ("splitSize", "1_0", "must be an integer"),
+    ("includeRowId", "maybe", "true or false"), ("txnTimeoutSeconds", "nan", "seconds"),
+    ("partitionOverwriteMode", "partial", "one of: static, dynamic"),
+])
+def test_a_bad_value_names_the_option(name, bad, says):
+    from spark_hive_acid.exceptions import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match=f"{name}.*{says}"):
+        opt.value({name: bad}, name)
+
+
+def test_path_or_table_is_checked_once_with_the_entry_points_wording(tmp_path):
+    from spark_hive_acid.exceptions import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match="not both"):
+        ReadOptions.parse({"path": str(tmp_path), "table": "db.t"})
+    with pytest.raises(InvalidOptionError, match="No table given: use spark.read"):
+        ReadOptions.parse({})

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from .. import options as opt
-from ..exceptions import InvalidOptionError
 from ..read.options import ReadOptions
 from ..read.scan import TableScan
 from .base import METASTORE_MODE, PATH_MODE, TableRef
@@ -18,16 +17,11 @@ __all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableR
 def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,
               in_worker: bool = False) -> TableRef:
     """The table the options name: option ``table`` (a metastore table) or ``path``."""
-    path, table = opt.get_str(options, "path"), opt.get_str(options, "table")
-    if path and table:
-        raise InvalidOptionError(f"Give either a path ({path}) or option table ({table}), not both")
+    path, table = opt.path_or_table(options, "use .save('/path/to/table') / "
+                                             ".load('/path/to/table'), or")
     if table:
         return MetastoreTable.from_options(options, spark_conf, in_worker=in_worker)
-    if not path:
-        raise InvalidOptionError(
-            "No table given: use .save('/path/to/table') / .load('/path/to/table'), or "
-            ".option('table', 'db.tbl') with a metastore (option metastoreUri)")
-    return PathTable(path, options)
+    return PathTable(str(path), options)
 
 
 def open_scan(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,

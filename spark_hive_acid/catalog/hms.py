@@ -134,7 +134,7 @@ class MetastoreTable(TableRef):
         info = info or self.info()
         layout = info.to_layout()
         layout.file_format = format_of_input_format(info.input_format) or ORC
-        compression = opt.get_str(self.options, "compression") or info.parameters.get(
+        compression = opt.value(self.options, "compression") or info.parameters.get(
             "parquet.compression" if layout.file_format == PARQUET else "orc.compress")
         if compression:
             check_codec(layout.file_format, compression)  # validates
@@ -152,9 +152,9 @@ class MetastoreTable(TableRef):
     def begin(self, operation: str, info: Optional[TableInfo] = None) -> HmsTransaction:
         txn = HmsTransaction(
             self.client(), self.db, self.name, operation, table=info or self.writable_info(),
-            lock_timeout=opt.get_seconds(self.options, "lockWaitTimeout", DEFAULT_LOCK_TIMEOUT_S)
+            lock_timeout=opt.value(self.options, "lockWaitTimeout")
             or DEFAULT_LOCK_TIMEOUT_S,
-            heartbeat_interval=opt.get_seconds(self.options, "heartbeatInterval", None),
+            heartbeat_interval=opt.value(self.options, "heartbeatInterval"),
             owns_client=True, options=self.options)
         return txn.begin()
 

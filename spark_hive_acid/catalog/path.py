@@ -17,7 +17,7 @@ from ..io.registry import get_filesystem
 from ..read.source import TableSource
 from ..txn import pathlog
 from ..txn.pathlog import PathTransaction
-from ..write.options import DEFAULT_TXN_TIMEOUT_S, WriteOptions
+from ..write.options import WriteOptions
 from ..write.table_setup import resolve_table
 from .base import PATH_MODE, TableRef
 from .dir_history import history_from_dirs
@@ -107,9 +107,8 @@ class PathTable(TableRef):
                            tree=tree)
 
     def begin(self, operation: str) -> PathTransaction:
-        timeout = opt.get_seconds(self.options, "txnTimeoutSeconds", DEFAULT_TXN_TIMEOUT_S)
         return pathlog.begin(self.fs, self.path, operation,
-                             timeout_s=timeout or DEFAULT_TXN_TIMEOUT_S)
+                             timeout_s=opt.value(self.options, "txnTimeoutSeconds"))
 
     def reader_options(self) -> dict[str, str]:
         return dict(self.options)

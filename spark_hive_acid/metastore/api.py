@@ -43,7 +43,7 @@ def client_from_options(options: Mapping[str, str],
                         uris: Optional[str | Sequence[str]] = None) -> MetastoreClient:
     """A (not yet connected) client for the metastore the options point at (or ``uris``), with
     the ``metastoreTimeout`` option's socket timeout."""
-    timeout = opt.get_seconds(options, OPTION_TIMEOUT, DEFAULT_TIMEOUT_S) or DEFAULT_TIMEOUT_S
+    timeout = opt.value(options, OPTION_TIMEOUT)
     if uris is not None:
         return MetastoreClient(uris, timeout=timeout)
     return MetastoreClient.from_options(options, spark_conf, timeout=timeout)

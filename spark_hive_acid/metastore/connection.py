@@ -16,6 +16,7 @@ import socket
 import threading
 from typing import Any, Mapping, Optional, Sequence
 
+from .. import options as opt
 from ..acid.snapshot import ValidIdList
 from ..exceptions import (
     HiveAcidError,
@@ -33,7 +34,7 @@ from .uris import parse_uri, resolve_metastore_uris
 log = logging.getLogger(__name__)
 
 DEFAULT_TXN_TIMEOUT_S = 300.0
-DEFAULT_TIMEOUT_S = 60.0  # socket timeout for connecting and each call
+DEFAULT_TIMEOUT_S: float = opt.default("metastoreTimeout")  # connecting and each call
 _UNKNOWN_METHOD = 1  # TApplicationException.UNKNOWN_METHOD
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0,
                "m": 60.0, "min": 60.0, "mins": 60.0, "h": 3600.0, "hour": 3600.0,

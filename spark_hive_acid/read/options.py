@@ -8,8 +8,8 @@ from ..acid.snapshot import ValidIdList, parse_txns, parse_write_ids
 from ..exceptions import InvalidOptionError
 from .. import options as opt
 
-DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
-DEFAULT_MAX_DELETE_EVENTS = 10_000_000
+DEFAULT_SPLIT_BYTES: int = opt.default("splitSize")
+DEFAULT_MAX_DELETE_EVENTS: int = opt.default("maxDeleteEventsInMemory")
 
 
 @dataclass(frozen=True)
@@ -37,59 +37,45 @@ class ReadOptions:
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> "ReadOptions":
         opt.check_known(options, "hiveacid read", (opt.READ, opt.METASTORE, opt.STORAGE))
-        opts = {k.lower(): v for k, v in options.items()}
-        path = opts.get("path")
-        table = (opts.get("table") or "").strip() or None
-        if not path and opts.get("paths"):
+        opts = opt.lowered(options)
+        if not opts.get("path") and opts.get("paths"):
             raise InvalidOptionError("hiveacid reads one table per load(): pass a single path")
-        if path and table:
-            raise InvalidOptionError(
-                f"Give either a path ({path}) or option table ({table}), not both")
-        if not path and not table:
-            raise InvalidOptionError(
-                "No table given: use spark.read.format('hiveacid').load('/path/to/table') or "
-                ".option('table', 'db.tbl') with a metastore (option metastoreUri)")
-        wid_raw = opts.get("validwriteids")
+        path, table = opt.path_or_table(
+            opts, "use spark.read.format('hiveacid').load('/path/to/table') or")
+        wid_raw = opt.value(opts, "validWriteIds")
         write_ids = parse_write_ids(wid_raw, "validWriteIds") if wid_raw else None
-        txns = parse_txns(opts.get("validtxns"), "validTxns")
+        txns_raw = opt.value(opts, "validTxns")
         columns = None
-        if opts.get("columns"):
-            columns = tuple(c.strip() for c in opts["columns"].split(",") if c.strip())
+        if opt.get(opts, "columns"):
+            columns = tuple(opt.value(opts, "columns") or ())
             if not columns:
                 raise InvalidOptionError("Option columns is empty: name at least one column")
-        count_rows = opt.get_bool(opts, "countRows", False)
-        if count_rows and (columns or opt.get_bool(opts, "includeRowId", False)):
+        count_rows = opt.value(opts, "countRows")
+        include_row_id = opt.value(opts, "includeRowId")
+        if count_rows and (columns or include_row_id):
             raise InvalidOptionError(
                 "Option countRows=true reads one column, row_count: drop options columns and "
                 "includeRowId")
         opt.refuse_blank(opts, "versionAsOf", "timestampAsOf", "startingVersion", "endingVersion")
-        version = opt.get_int(opts, "versionAsOf", None)
-        timestamp = opt.get_str(opts, "timestampAsOf")
+        version = opt.value(opts, "versionAsOf")
+        timestamp = opt.value(opts, "timestampAsOf")
         if write_ids is not None and (version is not None or timestamp is not None):
             raise InvalidOptionError(
                 "Give validWriteIds (a snapshot) or versionAsOf / timestampAsOf, not both")
-        props = opts.get("transactionalproperties")
-        insert_only = None
-        if props:
-            low = props.strip().lower()
-            if low not in ("insert_only", "default", "split_update"):
-                raise InvalidOptionError(
-                    f"Option transactionalProperties='{props}' must be insert_only or default")
-            insert_only = low == "insert_only"
+        kind = opt.value(opts, "transactionalProperties")
         return cls(
             path=path or "",
             table=table,
-            txns_given=bool(opts.get("validtxns")),
+            txns_given=bool(txns_raw),
             write_ids=write_ids,
-            txns=txns,
-            include_row_id=opt.get_bool(opts, "includeRowId", False),
+            txns=parse_txns(txns_raw, "validTxns"),
+            include_row_id=include_row_id,
             columns=columns,
-            split_bytes=opt.get_int(opts, "splitSize", DEFAULT_SPLIT_BYTES, minimum=1),
-            max_delete_events=opt.get_int(opts, "maxDeleteEventsInMemory",
-                                          DEFAULT_MAX_DELETE_EVENTS, minimum=1),
-            insert_only=insert_only,
+            split_bytes=opt.value(opts, "splitSize"),
+            max_delete_events=opt.value(opts, "maxDeleteEventsInMemory"),
+            insert_only=None if kind is None else kind == "insert_only",
             count_rows=count_rows,
-            rebase_datetime=opt.get_bool(opts, "rebaseDatetime", True),
+            rebase_datetime=opt.value(opts, "rebaseDatetime"),
             version_as_of=version,
             timestamp_as_of=timestamp,
             raw=tuple(sorted(opts.items())),

@@ -70,7 +70,7 @@ class HiveAcidDataSource(DataSource):
         if scan is None:
             options = self._named()
             lower = {k.lower(): v for k, v in options.items()}
-            if lower.get("table") and opt.get_bool(lower, "readLock", False):
+            if lower.get("table") and opt.value(lower, "readLock"):
                 # before the snapshot and the listing: a clean must wait for this read
                 self._lease = ReadLease.open(lower)
             scan = open_scan(options, in_worker=True)

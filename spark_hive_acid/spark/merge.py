@@ -1,7 +1,7 @@
 """MERGE: the builder shaped like delta-spark's ``DeltaMergeBuilder``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -14,9 +14,7 @@ from .expressions import ColumnOrStr
 from .expressions import to_column as _col
 from .expressions import to_value as _value
 from .expressions import union_names as _union
-
-if TYPE_CHECKING:
-    from .table import HiveAcidTable
+from .statement import Statement, resolve_set
 
 
 class HiveAcidMergeBuilder:
@@ -42,7 +40,7 @@ class HiveAcidMergeBuilder:
 
     _UPDATE_DEL, _DELETE_DEL, _UPDATE_INS, _INSERT_INS = 0, 1, 2, 3
 
-    def __init__(self, table: "HiveAcidTable", source: DataFrame, condition: ColumnOrStr,
+    def __init__(self, table: Statement, source: DataFrame, condition: ColumnOrStr,
                  matched: tuple = (), not_matched: tuple = ()):
         self._table, self._source, self._condition = table, source, condition
         self._matched = matched  # ((kind, condition, set|None), ...) kind: update|updateAll|delete
@@ -135,14 +133,14 @@ class HiveAcidMergeBuilder:
                 dels = add(dels, act == i, F.lit(self._UPDATE_DEL))
                 ins = add(ins, act == i, F.lit(self._UPDATE_INS))
                 given = (self._source_all(names, "whenMatchedUpdateAll") if kind == "updateAll"
-                         else table._resolve_set(full, setting, "whenMatchedUpdate(set=...)"))
+                         else resolve_set(full, setting, "whenMatchedUpdate(set=...)"))
                 for n in names:
                     v = given[n].cast(types[n]) if n in given else target[n]
                     values[n] = add(values[n], act == i, v)
             for k, (kind, cond, setting) in enumerate(self._not_matched):
                 ins = add(ins, act == 100 + k, F.lit(self._INSERT_INS))
                 given = (self._source_all(names, "whenNotMatchedInsertAll") if kind == "insertAll"
-                         else table._resolve_set(full, setting, "whenNotMatchedInsert(values=...)"))
+                         else resolve_set(full, setting, "whenNotMatchedInsert(values=...)"))
                 for n in names:
                     v = given[n].cast(types[n]) if n in given else F.lit(None).cast(types[n])
                     values[n] = add(values[n], act == 100 + k, v)
@@ -157,7 +155,7 @@ class HiveAcidMergeBuilder:
                      for n in names]
             return rows.select(cols)
 
-        return table._run("merge", build, inserts_unmatched=bool(self._not_matched))
+        return table.run("merge", build, inserts_unmatched=bool(self._not_matched))
 
     def _target_columns(self, full: DataFrame, spec) -> Optional[list[str]]:
         """The target columns a MERGE whose matched clauses only delete must read: those its

@@ -22,8 +22,7 @@ import dataclasses
 import logging
 from typing import Any, Mapping, Optional, Sequence
 
-import pyarrow as pa
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import options as opt
@@ -35,14 +34,12 @@ from ..exceptions import InvalidOptionError
 from ..metastore.model import CompactionRequestResult, TableInfo
 from ..metastore.uris import SPARK_CONF_KEYS
 from ..write.options import WriteOptions
-from ..write.task_writer import TableSpec
 from . import dml
 from ._compat import data_source_exists, library_errors, mark_session, session_marked
 from .datasource import FORMAT_NAME, HiveAcidDataSource
-from .expressions import ColumnOrStr, int_literal, referenced_columns, to_column, to_value, \
-    union_names
-from .dml_check import analyse
+from .expressions import ColumnOrStr, referenced_columns, to_column, union_names
 from .merge import HiveAcidMergeBuilder
+from .statement import Statement, event_columns, resolve_set
 from .table_facts import history_frame, detail_frame
 from .writer import spark_to_arrow_schema
 
@@ -237,57 +234,9 @@ class HiveAcidTable:
         """Whether ``path`` is a directory holding a Hive ACID table (never raises)."""
         return is_acid_table_dir(path, options)
 
-    # --- DML ---------------------------------------------------------------------------------------
-    def _schema(self) -> pa.Schema:
-        """The table's columns as its reader sees them (adopts a Hive-written path table)."""
-        return spark_to_arrow_schema(self._load(self._reader()).schema)
-
-    def _target_reader(self, columns: Optional[Sequence[str]]) -> Any:
-        """The reader of a DML target: with row__id; only ``columns`` (plus row__id) if given."""
-        reader = self._reader().option("includeRowId", "true")
-        if columns is not None:
-            reader = reader.option("columns", ",".join([dml.ROW_ID, *columns]))
-        return reader
-
-    def _run(self, operation: str, build: Any, *, inserts_unmatched: bool = False) -> dict:
-        """One transaction: begin, build the plan from its snapshot, write, commit."""
-        def load_at(write_ids: str, txns: str, columns: Optional[Sequence[str]]) -> DataFrame:
-            reader = (self._target_reader(columns).option("validWriteIds", write_ids)
-                      .option("validTxns", txns))
-            return self._load(reader).alias(self._alias or DEFAULT_ALIAS)
-
-        layout = self._ref.layout(self._schema)
-        analyse(self._spark, layout, TableSpec.of(self._ref.location()[1], layout),
-                self._alias or DEFAULT_ALIAS, build)  # before any write id is allocated
-        with library_errors():
-            metrics = dml.run_dml(self._ref, operation, layout, load_at, build,
-                                  inserts_unmatched=inserts_unmatched)
-        log.info("%s on %s committed: %s", operation, self._ref.display, metrics)
-        return metrics
-
-    @staticmethod
-    def _names(spec: Any) -> list[str]:
-        return dml.table_data_names(spec)
-
-    @staticmethod
-    def _events(t: DataFrame, del_stmt: Optional[int], ins_stmt: Optional[int], spec: Any,
-                values: Mapping[str, Column]) -> list[Column]:
-        cols = [t[dml.ROW_ID]["writeId"].alias(dml.OWID), t[dml.ROW_ID]["bucketId"].alias(dml.BP),
-                t[dml.ROW_ID]["rowId"].alias(dml.RID),
-                int_literal(del_stmt).alias(dml.DEL_STMT), int_literal(ins_stmt).alias(dml.INS_STMT)]
-        cols += [t[p].alias(dml.OLD_PREFIX + p) for p in spec.partition_names]
-        cols += [values[n].alias(n) for n in dml.table_data_names(spec)]
-        return cols
-
-    def _resolve_set(self, t: DataFrame, set: Mapping[str, Any], what: str) -> dict[str, Column]:
-        names = {n.lower(): n for n in t.columns if n != dml.ROW_ID}
-        out = {}
-        for k, v in set.items():
-            if k.lower() not in names:
-                raise InvalidOptionError(
-                    f"{what} names unknown column '{k}'; the table has {', '.join(names.values())}")
-            out[names[k.lower()]] = to_value(v)
-        return out
+    # --- DML (each statement one transaction: spark/statement.py) -------------------------------
+    def _statement(self) -> Statement:
+        return Statement(self._spark, self._ref, self._alias or DEFAULT_ALIAS)
 
     def delete(self, condition: Optional[ColumnOrStr] = None) -> dict:
         """Delete the rows matching ``condition`` (all rows when None). Returns metrics.
@@ -302,9 +251,9 @@ class HiveAcidTable:
             t = full if used is None else load(union_names(used, spec.partition_names))
             rows = t.filter(to_column(condition)) if condition is not None else t
             types = dict(full.dtypes)
-            nulls = {n: F.lit(None).cast(types[n]) for n in self._names(spec)}
-            return rows.select(self._events(t, 0, None, spec, nulls))
-        return self._run("delete", build)
+            nulls = {n: F.lit(None).cast(types[n]) for n in dml.table_data_names(spec)}
+            return rows.select(event_columns(t, 0, None, spec, nulls))
+        return self._statement().run("delete", build)
 
     def update(self, condition: Optional[ColumnOrStr] = None,
                set: Optional[Mapping[str, Any]] = None) -> dict:
@@ -319,17 +268,17 @@ class HiveAcidTable:
 
         def build(load: dml.TargetLoader, spec: Any) -> DataFrame:
             t = load()
-            changes = self._resolve_set(t, set, "update(set=...)")
+            changes = resolve_set(t, set, "update(set=...)")
             types = dict(t.dtypes)
             values = {n: (changes[n].cast(types[n]) if n in changes else t[n])
-                      for n in self._names(spec)}
+                      for n in dml.table_data_names(spec)}
             rows = t.filter(to_column(condition)) if condition is not None else t
-            return rows.select(self._events(t, 0, 1, spec, values))
-        return self._run("update", build)
+            return rows.select(event_columns(t, 0, 1, spec, values))
+        return self._statement().run("update", build)
 
     def merge(self, source: DataFrame, condition: ColumnOrStr) -> HiveAcidMergeBuilder:
         """Start a MERGE of ``source`` into this table on ``condition``; see HiveAcidMergeBuilder."""
-        return HiveAcidMergeBuilder(self, source, condition)
+        return HiveAcidMergeBuilder(self._statement(), source, condition)
 
     # --- maintenance -------------------------------------------------------------------------------
     def abortStaleTransactions(self, olderThanSeconds: Optional[float] = None) -> list[int]:

@@ -23,7 +23,7 @@ from .versions import commit_times, low_watermark, partitions_written
 
 
 def wants_change_feed(options: Mapping[str, str]) -> bool:
-    return opt.get_bool(options, "readChangeFeed", False)
+    return bool(opt.value(options, "readChangeFeed"))
 
 
 def read_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -32,6 +32,17 @@ def read_options(options: Mapping[str, str]) -> dict[str, str]:
     for k in STREAM_ONLY:
         out.pop(k, None)
     return out
+
+
+def _version(options: Mapping[str, str], name: str) -> Optional[int]:
+    """A write id option of a batch feed (``latest`` is a stream's, refused here)."""
+    raw = opt.value(options, name)
+    if raw is None:
+        return None
+    number = opt.parse_int_text(raw, f"Option {name}")
+    if number < 0:
+        raise InvalidOptionError(f"Option {name}={number} must be >= 0")
+    return number
 
 
 def feed_table(options: Mapping[str, str]) -> tuple[TableRef, TableScan]:
@@ -53,7 +64,7 @@ def batch_change_feed(options: Mapping[str, str], out_schema: Optional[pa.Schema
     """Plan a batch change-feed read of the options' table and version range (``out_schema``:
     the columns as Spark wants them, default :func:`feed_columns`): the file system and the
     (spec, task) pairs."""
-    start = opt.get_int(options, "startingVersion", None, minimum=0)
+    start = _version(options, "startingVersion")
     if start is None:
         raise InvalidOptionError(
             "Option readChangeFeed=true needs startingVersion (the first write id whose changes "
@@ -61,7 +72,7 @@ def batch_change_feed(options: Mapping[str, str], out_schema: Optional[pa.Schema
     table, now = feed_table(options)
     snap = now.source.write_ids
     low = low_watermark(snap)
-    end = opt.get_int(options, "endingVersion", None, minimum=0)
+    end = _version(options, "endingVersion")
     if end is None:
         end = low
     elif end > low:

@@ -57,16 +57,16 @@ class SourceOptions:
                 "Option endingVersion is for batch reads of the change feed (spark.read); a "
                 "stream reads each write id as it commits, from startingVersion on. To stop at "
                 "the table's current version, run the stream with .trigger(availableNow=True)")
-        start = opt.get_str(options, "startingVersion")
+        start = opt.value(options, "startingVersion")
         if start is not None and start.lower() != "latest":
             opt.parse_int_text(start, "Option startingVersion")
             if int(start) < 0:
                 raise InvalidOptionError(
                     f"Option startingVersion={start} must be a write id >= 0 or 'latest'")
         return cls(start.lower() if start else None,
-                   opt.get_int(options, "maxWriteIdsPerTrigger", None, minimum=1),
-                   opt.get_int(options, "maxFilesPerTrigger", None, minimum=1),
-                   opt.get_bool(options, "skipChangeCommits", False))
+                   opt.value(options, "maxWriteIdsPerTrigger"),
+                   opt.value(options, "maxFilesPerTrigger"),
+                   opt.value(options, "skipChangeCommits"))
 
 
 @dataclass

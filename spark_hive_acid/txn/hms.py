@@ -44,7 +44,7 @@ from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, Tas
 
 log = logging.getLogger(__name__)
 
-DEFAULT_LOCK_TIMEOUT_S = 300.0
+DEFAULT_LOCK_TIMEOUT_S: float = opt.default("lockWaitTimeout")
 COMPACTION_LOCK_WAIT_S = 2.0  # how long a compaction waits for its locks
 MIN_HEARTBEAT_INTERVAL_S = 0.05
 
@@ -430,7 +430,7 @@ class HmsTransaction(Transaction):
         aborted or timed out meanwhile, MetastoreUnavailableError if the metastore is unreachable.
         """
         if heartbeat_interval is None:
-            heartbeat_interval = opt.get_seconds(handle.options, "heartbeatInterval", None)
+            heartbeat_interval = opt.value(handle.options, "heartbeatInterval")
         txn = cls(client, handle.db, handle.table, handle.operation, table=table,
                   heartbeat_interval=heartbeat_interval, owns_client=owns_client,
                   options=handle.options)
@@ -506,7 +506,7 @@ def write_transaction(options: Mapping[str, str], db: str, tbl: str,
     client = client_from_options(options, spark_conf)
     return HmsTransaction(
         client, db, tbl, operation, partitions=partitions, read_tables=read_tables,
-        lock_timeout=opt.get_seconds(options, "lockWaitTimeout", DEFAULT_LOCK_TIMEOUT_S)
+        lock_timeout=opt.value(options, "lockWaitTimeout")
         or DEFAULT_LOCK_TIMEOUT_S,
-        heartbeat_interval=opt.get_seconds(options, "heartbeatInterval", None), owns_client=True,
+        heartbeat_interval=opt.value(options, "heartbeatInterval"), owns_client=True,
         options={k: v for k, v in opt.lowered(options).items() if k != OPTION_URI.lower()})

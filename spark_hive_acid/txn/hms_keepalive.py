@@ -150,6 +150,6 @@ def spawn_keepalive(handle: "TransactionHandle", interval: float,
     return spawn_keepalive_process(
         f"{__name__}:HmsBeat",
         {"uris": list(handle.uris), "txn": handle.txn_id, "lock": handle.lock_id,
-         "timeout": opt.get_seconds(handle.options, "metastoreTimeout", DEFAULT_TIMEOUT_S),
+         "timeout": opt.value(handle.options, "metastoreTimeout"),
          "leftovers": leftovers},
         interval, owner, f"{handle.db}.{handle.table}")

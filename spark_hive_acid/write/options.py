@@ -1,17 +1,5 @@
-"""Write options, parsed once from Spark's case-insensitive string options.
-
-| option | meaning | default |
-|---|---|---|
-| ``path`` | table directory | required |
-| ``partitionBy`` | comma-separated partition columns (table creation) | none |
-| ``bucketBy`` / ``numBuckets`` | CLUSTERED BY columns and bucket count (table creation) | none |
-| ``bucketingVersion`` | Hive bucket hash, 1 or 2 | 2 |
-| ``compression`` | NONE, ZLIB, SNAPPY, LZ4, ZSTD | ZLIB |
-| ``tableProperties`` | ``k=v,k2=v2`` or a JSON object (table creation) | none |
-| ``partitionOverwriteMode`` | ``static`` (replace the table) or ``dynamic`` (only written partitions) | static |
-| ``txnTimeoutSeconds`` | idle time after which another writer may abort this write | 3600 |
-| ``fileFormat`` | ``orc`` or ``parquet`` (table creation; Parquet: insert-only tables only) | orc |
-"""
+"""Write options, parsed once from Spark's case-insensitive string options (the registry,
+``spark_hive_acid.options``, declares each one; docs/writing.md lists them)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,7 +11,7 @@ from .acid_file import orc_codec
 from .plain_file import check_format
 
 
-DEFAULT_TXN_TIMEOUT_S = 3600.0
+DEFAULT_TXN_TIMEOUT_S: float = opt.default("txnTimeoutSeconds")
 
 
 @dataclass(frozen=True)
@@ -47,33 +35,30 @@ class WriteOptions:
         if not path and require_path:
             raise InvalidOptionError(
                 "No table path given: use df.write.format('hiveacid').save('/path/to/table')")
-        bucket_by = opt.get_columns(options, "bucketBy")
-        num_buckets = opt.get_int(options, "numBuckets", None)
+        bucket_by = opt.value(options, "bucketBy") or []
+        num_buckets = opt.value(options, "numBuckets")
         if bucket_by and not num_buckets:
             raise InvalidOptionError("Option bucketBy needs numBuckets (a positive integer)")
         if num_buckets is not None and (num_buckets <= 0 or num_buckets > 4096):
             raise InvalidOptionError(f"Option numBuckets must be in 1..4096, not {num_buckets}")
         if num_buckets and not bucket_by:
             raise InvalidOptionError("Option numBuckets needs bucketBy (the CLUSTERED BY columns)")
-        version = opt.get_int(options, "bucketingVersion", None)
+        version = opt.value(options, "bucketingVersion")
         if version is not None and version not in (1, 2):
             raise InvalidOptionError(f"Option bucketingVersion must be 1 or 2, not {version}")
-        file_format = opt.get_str(options, "fileFormat")
+        file_format = opt.value(options, "fileFormat")
         if file_format is not None:
             file_format = check_format(file_format)
-        compression = opt.get_str(options, "compression")
+        compression = opt.value(options, "compression")
         if compression is not None and file_format != "parquet":
             orc_codec(compression)  # validates (Parquet codecs: write.plain_file.parquet_codec)
         if compression is not None:
             compression = compression.upper()
-        mode = (opt.get_str(options, "partitionOverwriteMode") or "static").lower()
-        if mode not in ("static", "dynamic"):
-            raise InvalidOptionError(
-                f"Option partitionOverwriteMode must be 'static' or 'dynamic', not '{mode}'")
-        timeout_s = opt.get_seconds(options, "txnTimeoutSeconds", DEFAULT_TXN_TIMEOUT_S)
-        return cls(path=path, partition_by=opt.get_columns(options, "partitionBy"),
-                   bucket_by=bucket_by, num_buckets=num_buckets, bucketing_version=version,
+        return cls(path=path, partition_by=opt.value(options, "partitionBy") or [],
+                   bucket_by=bucket_by, num_buckets=num_buckets,
+                   bucketing_version=version,
                    compression=compression,
-                   table_properties=opt.parse_properties(opt.get_str(options, "tableProperties")),
-                   dynamic_overwrite=mode == "dynamic", txn_timeout_s=timeout_s,
+                   table_properties=opt.value(options, "tableProperties") or {},
+                   dynamic_overwrite=opt.value(options, "partitionOverwriteMode") == "dynamic",
+                   txn_timeout_s=opt.value(options, "txnTimeoutSeconds"),
                    file_format=file_format, raw=opt.lowered(options))

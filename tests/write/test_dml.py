@@ -65,14 +65,16 @@ def test_delete_writes_sorted_delete_events(acid_spark, tmp_path):
 @pytest.fixture
 def asked(monkeypatch):
     """The ``columns`` each DML asked its target reader for (None: every column)."""
+    from spark_hive_acid.spark.statement import Statement
+
     calls = []
-    target = HiveAcidTable._target_reader
+    target = Statement.target_reader
 
     def spy(self, columns=None):
         calls.append(None if columns is None else list(columns))
         return target(self, columns)
 
-    monkeypatch.setattr(HiveAcidTable, "_target_reader", spy)
+    monkeypatch.setattr(Statement, "target_reader", spy)
     return calls
 
 
