@@ -12,7 +12,8 @@ from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
 __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_table",
-           "register_view", "sql", "convert", "mirror", "__version__"]
+           "register_view", "sql", "convert", "mirror", "maintain", "doctor",
+           "__version__"]
 
 
 def register(spark: Any) -> None:
@@ -44,6 +45,10 @@ def __getattr__(name: str) -> Any:
         from . import conversion
 
         return getattr(conversion, name)
+    if name in ("maintain", "doctor"):  # the warehouse tools (docs/maintenance.md)
+        from .spark import maintenance
+
+        return getattr(maintenance, name)
     if name in ("read_table", "write_table"):
         from . import direct
 

@@ -12,6 +12,8 @@
     hiveacid add-columns PATH|DB.TABLE "note string"          ALTER TABLE ... ADD COLUMNS
     hiveacid convert  PATH|DB.TABLE --delta PATH | --iceberg-table T --catalog K=V ...
     hiveacid mirror   (the same)                              into Iceberg / Delta (docs/convert.md)
+    hiveacid doctor   [TABLE...] [--warehouse DIR] [--database DB] [--all] [--json|--prometheus]
+    hiveacid maintain [TABLE...] [--warehouse DIR] [--database DB] [--all] [--dry-run]
 
 A table is a directory (any URI the library reads: local, hdfs://, webhdfs://, s3://...) or, with
 ``--metastore-uri`` (or hive-site.xml in ``$HIVE_CONF_DIR``), ``db.table`` of a Hive Metastore.
@@ -83,6 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true")
     table_commands.add_parsers(sub, common)
     convert.add_parsers(sub, common)
+    from . import doctor, maintain  # many tables at once (docs/maintenance.md)
+
+    doctor.add_parser(sub)
+    maintain.add_parser(sub)
     return p
 
 
@@ -144,6 +150,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from ..conversion import source_ref
 
             return convert.run(args, source_ref(args.table, _options(args)))
+        if hasattr(args, "run"):  # doctor, maintain: many tables
+            return args.run(args)
         target = open_target(args.table, _options(args), getattr(args, "snapshot", None))
         if args.command == "snapshot":
             print(target.write_ids.to_string())

@@ -386,6 +386,13 @@ class HiveAcidTable:
 
         return vacuum_table(self._ref, retentionHours, dryRun)
 
+    def doctor(self, engines: Any = None, thresholds: Optional[Mapping[str, Any]] = None) -> dict:
+        """The table's health: per partition deltas, cleans, other engines' known misreads, the
+        metastore's compactions (``hiveacid doctor``, docs/maintenance.md); a JSON-able dict."""
+        from ..maintenance.doctor import doctor_table
+
+        return doctor_table(self._ref, engines, dict(thresholds or {}))
+
     def requestCompaction(self, kind: str = "major", partition: Any = None
                           ) -> CompactionRequestResult:
         """Queue a ``major`` or ``minor`` compaction in the metastore (of ``partition`` for a
