@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 
+from ..catalog import TableRef
 from ..maintenance.doctor import DEFAULT_CONCURRENCY, DoctorSettings, doctor
 from ..maintenance.maintain import DEFAULT_RETENTION_HOURS, MaintainSettings, maintain
 from ..maintenance.progress import Progress
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if report["needsAction"] else 0
 
 
-def _look(refs, settings: DoctorSettings, quiet: bool) -> dict:
+def _look(refs: list[TableRef], settings: DoctorSettings, quiet: bool) -> dict:
     bar = Progress(len(refs), "doctor", enabled=not quiet and len(refs) > 1)
     report = doctor(refs, settings, lambda what, n: bar.advance(n, what))
     bar.close()

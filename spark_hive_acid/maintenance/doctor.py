@@ -108,7 +108,9 @@ def report_of(facts: TableFacts, settings: DoctorSettings,
               view: Optional[MetastoreView] = None) -> dict[str, Any]:
     """The report of a scanned table (also what ``maintain`` plans from)."""
     reasons: list[str] = []
-    parts, compat_count, fixable = [], {}, 0
+    parts: list[dict[str, Any]] = []
+    compat_count: dict[str, int] = {}
+    fixable = 0
     totals = {k: 0 for k in ("activeDeltas", "obsoleteDeltas", "obsoleteBytes", "aborted",
                              "abortedBytes", "files", "bytes", "smallFiles", "originalFiles")}
     decisions = {"major": 0, "minor": 0}

@@ -52,7 +52,8 @@ class Thresholds:
                 raise InvalidOptionError(f"Threshold {key}={raw!r} must be a fraction in [0, 1]")
             if isinstance(value, int) and value < 0:
                 raise InvalidOptionError(f"Threshold {key}={raw!r} must be >= 0")
-            out = replace(out, **{name: value})
+            changes: dict[str, Any] = {name: value}
+            out = replace(out, **changes)
         return out
 
     def to_json(self) -> dict[str, Any]:

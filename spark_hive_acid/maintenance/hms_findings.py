@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..exceptions import MetastoreError, MetastoreUnavailableError
-from ..metastore.client import MetastoreClient, parse_hive_time
+from ..metastore.client import MetastoreClient
+from ..metastore.connection import parse_hive_time
 from ..metastore.model import CompactionInfo, LockInfo, OpenTxnsInfo
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class MetastoreView:
 
     @classmethod
     def load(cls, client: MetastoreClient) -> "MetastoreView":
-        view = cls(client.uri, client.compactions(), client.get_open_txns_info(),
+        view = cls(client.uri or "", client.compactions(), client.get_open_txns_info(),
                    client.show_locks())
         view.failed_threshold = int(_config(client, FAILED_THRESHOLD_KEY,
                                             str(DEFAULT_FAILED_THRESHOLD)))

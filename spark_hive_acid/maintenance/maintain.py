@@ -157,7 +157,7 @@ def _still_ours(p: TablePlan, c: Compaction, out: dict[str, Any]) -> list[str]:
     if p.ref.full_name and p.ref.metastore_uri:
         db, _, name = p.ref.full_name.partition(".")
         with client_from_options(p.ref.options, uris=p.ref.metastore_uri) as client:
-            view = MetastoreView(client.uri, client.compactions(db, name))
+            view = MetastoreView(client.uri or "", client.compactions(db, name))
         busy = {_rel_of(k): v for k, v in view.busy_partitions(db, name).items()}
         for rel in [r for r in parts if r in busy]:
             out["skipped"][rel] = (f"Hive's compactor took it meanwhile ({busy[rel].state}, "

@@ -120,11 +120,12 @@ def plan_table(facts: TableFacts, settings: PlanSettings,
         decision = p.decision.get("decision")
         if settings.initiator and decision in ("major", "minor"):
             by_kind.setdefault((decision, INITIATOR), {})[p.rel] = p.decision["reason"]
-    for (kind, source), why in sorted(by_kind.items(), key=lambda kv: _order(kv[0])):
-        names = sorted(why)
+    for (kind, source), reasons in sorted(by_kind.items(), key=lambda kv: _order(kv[0])):
+        names = sorted(reasons)
         for i in range(0, len(names), max(1, settings.batch)):
             chunk = names[i:i + settings.batch]
-            plan.compactions.append(Compaction(kind, chunk, {n: why[n] for n in chunk}, source))
+            plan.compactions.append(Compaction(kind, chunk, {n: reasons[n] for n in chunk},
+                                               source))
     plan.obsolete = sum(p.obsolete + p.aborted for p in facts.partitions)
     plan.vacuum = settings.vacuum and bool(plan.compactions or plan.obsolete)
     return plan

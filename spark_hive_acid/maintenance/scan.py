@@ -19,6 +19,7 @@ from ..acid.partitions import partition_name
 from ..catalog.base import TableRef
 from ..compaction.initiator import decide_listing, thresholds
 from ..exceptions import HiveAcidError
+from ..io.filesystem import FileSystem
 from ..io.parallel import list_dirs_parallel
 from ..read.listing import list_table
 from .facts import PartitionFacts, partition_facts
@@ -93,21 +94,21 @@ def scan_table(ref: TableRef, *, small_file_bytes: int = DEFAULT_SMALL_FILE_BYTE
     return facts
 
 
-def installs_under_way(fs, table_path: str) -> dict[str, int]:
+def installs_under_way(fs: FileSystem, table_path: str) -> dict[str, int]:
     """Partition directory -> the compaction (write or txn id) whose output is being installed
     there (readers do not see it yet: ``read.listing.listing_without_installs``). One listing;
     the install records are read only when there are some."""
     names = install_names(fs, table_path)
     if not names:
         return {}
-    out = {}
+    out: dict[str, int] = {}
     for w, rec in installs_in_progress(fs, table_path, names).items():
         for _, final in rec.pairs:
             out[final.rstrip("/").rpartition("/")[0]] = w
     return out
 
 
-def _decision(pl, props: dict[str, str], insert_only: bool, error: Optional[str]) -> dict[str, Any]:
+def _decision(pl: Any, props: dict[str, str], insert_only: bool, error: Optional[str]) -> dict[str, Any]:
     if error is not None:
         return {"decision": None, "reason": error}
     d = decide_listing(pl, props, insert_only)

@@ -12,6 +12,7 @@ from ..acid.names import ACID_DIR_PREFIXES, is_hidden
 from ..catalog import MetastoreTable, PathTable, TableRef
 from ..exceptions import InvalidOptionError, NotAnAcidTableError, PathNotFoundError, \
     TableNotFoundError
+from ..io.filesystem import FileSystem
 from ..io.registry import get_filesystem
 from ..metastore.api import client_from_options, parse_table_name
 from ..metastore.inventory import acid_tables, databases
@@ -82,11 +83,11 @@ def _database_tables(targets: Targets, options: dict[str, str]) -> list[str]:
                     raise TableNotFoundError(f"No database matches '{pattern}' in the Hive "
                                              f"Metastore {c.uri}")
                 dbs.extend(found)
-        out = []
+        out: list[str] = []
         for db in dict.fromkeys(dbs):
-            found = acid_tables(c, db)
-            log.info("database %s: %d ACID table(s)", db, len(found))
-            out.extend(f"{t.db}.{t.name}" for t in found)
+            tables = acid_tables(c, db)
+            log.info("database %s: %d ACID table(s)", db, len(tables))
+            out.extend(f"{t.db}.{t.name}" for t in tables)
         return out
 
 
@@ -116,7 +117,7 @@ def _child_uri(root: str, name: str) -> str:
     return root.rstrip("/") + "/" + name
 
 
-def _is_table(fs, path: str) -> bool:
+def _is_table(fs: FileSystem, path: str) -> bool:
     names = [c.name for c in fs.list_dir(path)]
     return LAYOUT_FILE in names or any(
         n.startswith(ACID_DIR_PREFIXES) or ("=" in n and not is_hidden(n)) for n in names)
