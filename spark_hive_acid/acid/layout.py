@@ -69,8 +69,12 @@ def load_layout(fs: FileSystem, table_path: str) -> Optional[TableLayout]:
 
 
 def save_layout(fs: FileSystem, table_path: str, layout: TableLayout) -> None:
-    """Write the layout atomically (temp file + rename)."""
+    """Write the layout atomically (temp file + rename; on an object store one PUT, which
+    appears whole)."""
     path = fs.join(table_path, LAYOUT_FILE)
+    if fs.writes_in_place:
+        fs.write_bytes(path, layout.to_json().encode("utf-8"))
+        return
     tmp = fs.join(table_path, f".{LAYOUT_FILE}.tmp")
     fs.write_bytes(tmp, layout.to_json().encode("utf-8"))
     if fs.exists(path):

@@ -65,6 +65,7 @@ class PathTable(TableRef):
 
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
                       ) -> tuple[TableLayout, bool]:
+        self.fs.check_writable(self.path)  # before anything is written (object stores)
         return resolve_table(self.fs, self.path, write_options, schema, self._columns_on_disk)
 
     def _columns_on_disk(self, insert_only: bool) -> Optional[pa.Schema]:
@@ -108,6 +109,7 @@ class PathTable(TableRef):
 
     def begin(self, operation: str) -> PathTransaction:
         timeout = opt.get_seconds(self.options, "txnTimeoutSeconds", DEFAULT_TXN_TIMEOUT_S)
+        self.fs.check_writable(self.path)
         return pathlog.begin(self.fs, self.path, operation,
                              timeout_s=timeout or DEFAULT_TXN_TIMEOUT_S)
 

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Optional
 from urllib.parse import quote
 from xml.etree import ElementTree
 
-from ..exceptions import PathExistsError, StorageError
+from ..exceptions import AnswerLostError, PathExistsError, StorageError
 from .s3_conditional import object_url, sign
 from .s3_settings import S3Settings
 
@@ -40,10 +40,6 @@ ATTEMPTS = 6
 #: 409 ConditionalRequestConflict (another conditional put of the key in flight): retried after
 #: a pause, then the 412 that follows tells who won.
 CONFLICT_PAUSE_S = 0.05
-
-
-class AnswerLost(StorageError):
-    """A request was sent but its answer did not come back: it may or may not have been applied."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +75,7 @@ class S3Client:
 
     def send(self, method: str, bucket: str, key: str, *, query: str = "",
              headers: Optional[Mapping[str, str]] = None, body: bytes = b"") -> Any:
-        """One signed request; AnswerLost when it was sent and no answer came, StorageError when
+        """One signed request; AnswerLostError when it was sent and no answer came, StorageError when
         the endpoint cannot be reached at all."""
         import requests
 
@@ -92,10 +88,10 @@ class S3Client:
             if _never_sent(e):
                 raise StorageError(f"Cannot reach the S3 endpoint {self.where} for "
                                    f"s3://{bucket}/{key}: {e}") from e
-            raise AnswerLost(f"{method} s3://{bucket}/{key}: no answer from {self.where} "
+            raise AnswerLostError(f"{method} s3://{bucket}/{key}: no answer from {self.where} "
                              f"({e})") from e
         except requests.Timeout as e:
-            raise AnswerLost(f"{method} s3://{bucket}/{key}: no answer from {self.where} within "
+            raise AnswerLostError(f"{method} s3://{bucket}/{key}: no answer from {self.where} within "
                              f"{self.timeout:.0f} s ({e})") from e
 
     def error(self, what: str, bucket: str, key: str, res: Any) -> StorageError:
@@ -112,7 +108,7 @@ class S3Client:
         for attempt in range(ATTEMPTS):
             try:
                 res = self.send("HEAD", bucket, key)
-            except AnswerLost:
+            except AnswerLostError:
                 _pause(attempt)
                 continue
             if res.status_code == 404:
@@ -138,7 +134,7 @@ class S3Client:
         for attempt in range(ATTEMPTS):
             try:
                 res = self.send("PUT", bucket, key, headers=headers, body=data)
-            except AnswerLost as e:
+            except AnswerLostError as e:
                 log.warning("%s: resolving by reading the object back", e)
                 unsure = True
             else:
@@ -197,7 +193,7 @@ class S3Client:
         for attempt in range(ATTEMPTS):
             try:
                 res = self.send("POST", bucket, key, query=query, headers=headers, body=body)
-            except AnswerLost:
+            except AnswerLostError:
                 res = None
             if res is not None and res.status_code == 412:
                 self.abort_upload(bucket, key, upload_id)
@@ -232,7 +228,7 @@ class S3Client:
         for attempt in range(ATTEMPTS):
             try:
                 res = self.send(method, bucket, key, query=query, body=body)
-            except AnswerLost:
+            except AnswerLostError:
                 _pause(attempt)
                 continue
             if res.status_code < 500:
