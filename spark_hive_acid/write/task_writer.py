@@ -218,7 +218,8 @@ class InsertWriter:
             w.write_inserts(r, self.target.write_id, bucket_codec.encode(key[1], self.stmt))
         if last and opened:
             del self._files[key]
-            self._spilled.setdefault(key, []).append(self._finish(key, w))
+            done = self._finish(key, w)  # before the key is entered in _spilled
+            self._spilled.setdefault(key, []).append(done)
 
     def _final(self, partition: str, n: int) -> str:
         return final_path(self.fs, self.table.table_path, partition, self.dir_name,
@@ -245,7 +246,8 @@ class InsertWriter:
             self._flush(key, last=True)
         for key, w in list(self._files.items()):
             del self._files[key]
-            self._spilled.setdefault(key, []).append(self._finish(key, w))
+            done = self._finish(key, w)  # before the key is entered in _spilled
+            self._spilled.setdefault(key, []).append(done)
         out = []
         for (part, n), segments in sorted(self._spilled.items()):
             s = segments[0] if len(segments) == 1 else self._concat(part, n, segments)
