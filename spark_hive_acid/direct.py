@@ -71,8 +71,8 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     overwrite = mode == "overwrite"
     txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
     with WriteSession(fs, location, txn, "write_table") as session:
-        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite),
-                               mapping, _same_schema(batches, schema),
+        target = InsertTarget(txn.write_id, 0, base=overwrite, sole_writer=True)
+        staged = stage_batches(fs, spec, target, mapping, _same_schema(batches, schema),
                                fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
         empty = (empty_bases(txn, fs, spec, staged,
                              replace_all=not write_options.dynamic_overwrite)

@@ -104,6 +104,8 @@ class InsertTarget:
     statement_id: int = 0
     base: bool = False
     statement_per_task: bool = False
+    #: one writer writes the whole statement (``write_table``): no other task shares its names
+    sole_writer: bool = False
 
 
 class Heartbeat(Protocol):
@@ -141,7 +143,8 @@ class InsertWriter:
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
         # object stores: each file straight at its final name when no other task can write that
         # name (write.in_place); a bucketed overwrite's files are merged into place by the commit
-        self._in_place = fs.writes_in_place and (not table.bucketed or target.statement_per_task)
+        self._in_place = fs.writes_in_place and (not table.bucketed or target.statement_per_task
+                                                 or target.sole_writer)
 
     def _path(self, partition: str, n: int, suffix: str = "") -> str:
         return self.fs.join(self.stage_dir, *([partition] if partition else []), self.dir_name,
