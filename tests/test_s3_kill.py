@@ -30,20 +30,21 @@ pytestmark = pytest.mark.s3
 INITIAL = [(i, 0, i % 3) for i in range(9)]
 
 
-def _arm(kill_after: int, counter: str) -> None:
+def _arm(kill_after: int, counter: str, match: str = "") -> None:
     """Count this process's storage mutations (in ``counter``); SIGKILL right after the
-    ``kill_after``-th (0: never)."""
+    ``kill_after``-th (0: never) of those whose path contains ``match``."""
     from spark_hive_acid.io.arrow_fs import ArrowFileSystem
     from spark_hive_acid.io.filesystem import FileSystem
     from spark_hive_acid.io.s3_upload import S3Upload
 
-    calls = [0]
+    calls = [0, 0]
 
     def hit(name: str, path: str) -> None:
         calls[0] += 1
         with open(counter, "a") as f:
             f.write(f"{calls[0]} {name} {path}\n")
-        if calls[0] == kill_after:
+        calls[1] += match in path
+        if calls[1] == kill_after and match in path:
             os.kill(os.getpid(), signal.SIGKILL)
 
     def wrap(cls, name, base=None):

@@ -139,9 +139,10 @@ def finish_interrupted_installs(fs: FileSystem, table_path: str,
     """Complete the installs of compactions that died between their commit and their last rename
     (their output is committed and correct: roll forward), then mark them done. An install whose
     staged output is gone cannot be completed: the directories it had renamed (hidden all along)
-    are removed instead. An install in place (object stores) is finished when its compaction
-    committed (``state_of(W)``: OPEN / COMMITTED / ABORTED; default: the path-mode log) after
-    marking its output whole, and rolled back otherwise. Returns their write (or txn) ids."""
+    are removed instead. An install in place (object stores) is left alone while its compaction
+    is open (``state_of(W)``: OPEN / COMMITTED / ABORTED; default: the path-mode log), then
+    finished when it committed after marking its output whole, and rolled back otherwise,
+    whatever its age. Returns their write (or txn) ids."""
     names = install_names(fs, table_path)
     done = []
     if state_of is None:
@@ -149,11 +150,11 @@ def finish_interrupted_installs(fs: FileSystem, table_path: str,
             st = load_state(fs, table_path)
             return st.state_of(w) if st is not None else OPEN
     for w, rec in installs_in_progress(fs, table_path, names).items():
-        if time.time() - rec.time < older_than_s:
-            continue
-        if rec.extra.get("inPlace"):
+        if rec.extra.get("inPlace"):  # decided by its compaction's state, not by its age
             if _finish_in_place(fs, table_path, w, rec, state_of):
                 done.append(w)
+            continue
+        if time.time() - rec.time < older_than_s:
             continue
         if all(fs.exists(final) or fs.exists(staged) for staged, final in rec.pairs):
             for staged, final in rec.pairs:

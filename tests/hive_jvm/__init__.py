@@ -27,7 +27,8 @@ CACHE_DIR = BUILD_DIR / "hive_jvm"
 #: pytest marker / short name -> the folder of its pom
 VERSIONS = {"hive31": "3.1.3", "hive41": "4.1.0"}
 #: other jar sets resolved the same way (not Hive versions): folder -> version
-OTHER_POMS = {"hadoop": "3.5.0"}  # MiniDFSCluster for tests/hdfs_cluster
+OTHER_POMS = {"hadoop": "3.5.0",  # MiniDFSCluster for tests/hdfs_cluster
+              "s3a": "3.5.0"}  # Hadoop's S3A client, for a metastore with tables on S3
 
 
 class HiveJvmError(RuntimeError):
