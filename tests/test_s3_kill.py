@@ -34,7 +34,6 @@ def _arm(kill_after: int, counter: str, match: str = "") -> None:
     """Count this process's storage mutations (in ``counter``); SIGKILL right after the
     ``kill_after``-th (0: never) of those whose path contains ``match``."""
     from spark_hive_acid.io.arrow_fs import ArrowFileSystem
-    from spark_hive_acid.io.filesystem import FileSystem
     from spark_hive_acid.io.s3_upload import S3Upload
 
     calls = [0, 0]
@@ -61,7 +60,7 @@ def _arm(kill_after: int, counter: str, match: str = "") -> None:
 
     for name in ("create_exclusive", "delete", "copy_file"):  # (mkdirs: markers, no state)
         wrap(ArrowFileSystem, name)
-    wrap(ArrowFileSystem, "write_bytes", FileSystem)
+    wrap(ArrowFileSystem, "write_bytes")
     wrap(S3Upload, "close")  # a data file or record uploaded whole
 
 

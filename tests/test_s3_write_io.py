@@ -168,3 +168,36 @@ def test_the_probe_is_asked_once_per_bucket(s3):
     probes = [r for r in s3.requests_since(mark) if "_hiveacid_probe" in r.path]
     assert [r.method for r in probes] == ["PUT", "PUT", "DELETE"]
     assert [r.status for r in probes] == [200, 412, 204]
+
+
+# --- what pyarrow's S3 client does, and why the writes do not use it ----------------------------
+def test_pin_pyarrow_completes_a_failed_writers_object(s3):
+    """pyarrow's S3 output stream publishes what was written when its writer fails inside a
+    ``with`` block (and from its destructor): a partial object at the final name. Object-store
+    writes therefore upload through ``S3Upload``, which aborts instead."""
+    fs, path = get_filesystem(s3.uri("t"), s3.options())
+    with pytest.raises(RuntimeError):
+        with fs.arrow.open_output_stream(f"{path}/partial") as f:
+            f.write(b"half of a file")
+            raise RuntimeError("the writer failed")
+    assert s3.client().get_object(Bucket=s3.name, Key="t/partial")["Body"].read() == \
+        b"half of a file"
+
+
+def test_requests_of_an_append(s3):
+    """An append creating a table of two partitions: the endpoint probe (3, once a process),
+    the layout, a write id, two data files, the commit record and the clean-up, in at most 45
+    requests (pyarrow's calls cost 122: directory markers put for every directory and put back
+    after every delete, and a multipart upload of three requests for every small file)."""
+    s3_conditional._checked.clear()
+    mark = s3.log_mark()
+    write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": ["a", "b", "a"]}),
+                s3.uri("w/t"), partition_by=["p"], options=s3.options())
+    reqs = s3.requests_since(mark)
+    assert len(reqs) <= 45, [(r.method, r.path) for r in reqs]
+    assert not [r for r in reqs if r.method in ("PUT", "POST", "DELETE")
+                and (r.path.split("?")[0].endswith("/") or "?uploads" in r.path)]
+    mark = s3.log_mark()
+    write_table(pa.table({"id": pa.array([4], pa.int64()), "p": ["b"]}), s3.uri("w/t"),
+                options=s3.options())
+    assert len(s3.requests_since(mark)) <= 45  # no probe; the log read twice (allocate, commit)

@@ -199,6 +199,8 @@ class ArrowFileSystem(FileSystem):
 
     # --- writing -----------------------------------------------------------------------------
     def mkdirs(self, path: str) -> None:
+        if self.writes_in_place:  # an object store: a "directory" exists by its objects (no
+            return  # marker objects, which cost requests and outlive what they marked)
         try:
             self.arrow.create_dir(path, recursive=True)
         except OSError as e:
@@ -206,10 +208,18 @@ class ArrowFileSystem(FileSystem):
 
     def open_output(self, path: str) -> BinaryIO:
         self.recent.forget_under(path)
+        if self.writes is not None:  # one PUT for a small file; nothing left by a failed writer
+            return self.writes.open(path, self.uri(path))  # type: ignore[return-value]
         try:
             return self.arrow.open_output_stream(path)
         except OSError as e:
             raise self._error(e, "writing", path) from e
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        if self.writes is None:
+            return super().write_bytes(path, data)
+        self.recent.forget_under(path)
+        self.writes.put(path, data)
 
     def _refuse(self, what: str) -> StorageError:
         return StorageError(f"Refusing to {what}: " + OBJECT_STORE_WRITE_REFUSAL.format(scheme=self.scheme))
@@ -250,6 +260,18 @@ class ArrowFileSystem(FileSystem):
     def delete(self, path: str, recursive: bool = False) -> None:
         self.recent.forget_under(path)
         from pyarrow import fs as pafs
+
+        if self.writes is not None:
+            below = []
+            if recursive:
+                try:
+                    below = [i.path + ("/" if i.type == pafs.FileType.Directory else "")
+                             for i in self.arrow.get_file_info(
+                                 pafs.FileSelector(path, recursive=True, allow_not_found=True))]
+                except OSError as e:
+                    raise self._error(e, "listing", path) from e
+            self.writes.delete(path, below)
+            return
 
         try:
             info = self.arrow.get_file_info(path)

@@ -18,6 +18,8 @@ AWS Signature Version 4 (:func:`.s3_conditional.sign`), over ``requests``, with 
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import threading
 import time
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 from urllib.parse import quote
 from xml.etree import ElementTree
+from xml.sax.saxutils import escape
 
 from ..exceptions import AnswerLostError, PathExistsError, StorageError
 from .s3_conditional import object_url, sign
@@ -221,13 +224,31 @@ class S3Client:
         except StorageError as e:
             log.warning("Could not abort the upload of s3://%s/%s: %s", bucket, key, e)
 
+    def delete(self, bucket: str, key: str) -> None:
+        """``DeleteObject`` (a missing key is no error in S3)."""
+        res = self._retried("DELETE", bucket, key)
+        if not res.ok and res.status_code != 404:
+            raise self.error("deleting", bucket, key, res)
+
+    def delete_many(self, bucket: str, keys: list[str]) -> None:
+        """``DeleteObjects``, 1,000 keys a request (S3's limit)."""
+        for i in range(0, len(keys), 1000):
+            body = ("<Delete><Quiet>true</Quiet>" + "".join(
+                f"<Object><Key>{escape(k)}</Key></Object>" for k in keys[i:i + 1000])
+                + "</Delete>").encode("utf-8")
+            md5 = base64.b64encode(hashlib.md5(body).digest()).decode("ascii")
+            res = self._retried("POST", bucket, "", query="delete=", body=body,
+                                headers={"Content-MD5": md5})
+            if not res.ok or b"<Error>" in res.content:
+                raise self.error("deleting objects under", bucket, keys[i], res)
+
     def _retried(self, method: str, bucket: str, key: str, *, query: str = "",
-                 body: bytes = b"") -> Any:
+                 body: bytes = b"", headers: Optional[Mapping[str, str]] = None) -> Any:
         """An idempotent request, sent again after a lost answer or a 5xx."""
         res = None
         for attempt in range(ATTEMPTS):
             try:
-                res = self.send(method, bucket, key, query=query, body=body)
+                res = self.send(method, bucket, key, query=query, body=body, headers=headers)
             except AnswerLostError:
                 _pause(attempt)
                 continue
