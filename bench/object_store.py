@@ -191,6 +191,7 @@ def main(argv=None) -> int:
                          "costs 2 round trips a partition)")
     ap.add_argument("--write-rows", type=int, default=1_000_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--planning-reps", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args(argv)
 
@@ -224,7 +225,8 @@ def main(argv=None) -> int:
         out["loopback"] = {
             "scan": scan_section(server, server.endpoint, bucket, local, "reference", args.reps,
                                  args.warmup, "loopback"),
-            "planning": planning_section(server.endpoint, bucket, "many", args.reps, "loopback"),
+            "planning": planning_section(server.endpoint, bucket, "many", args.planning_reps,
+                                         "loopback"),
             "writes": write_section(server, server.endpoint, bucket, args.write_rows, args.reps,
                                     "loopback", work)}
         with FaultProxy(server.port, latency=args.latency) as proxy:
@@ -232,7 +234,7 @@ def main(argv=None) -> int:
                 "seconds_per_answer": args.latency,
                 "scan": scan_section(server, proxy.endpoint, bucket, local, "reference",
                                      args.reps, args.warmup, "latency"),
-                "planning": planning_section(proxy.endpoint, bucket, few, max(1, args.reps - 1),
+                "planning": planning_section(proxy.endpoint, bucket, few, args.planning_reps,
                                              "latency"),
                 "writes": write_section(server, proxy.endpoint, bucket, args.write_rows,
                                         max(1, args.reps - 1), "latency", work)}

@@ -319,3 +319,13 @@ def test_a_killed_metastore_compaction_is_rolled_back(s3_metastore):
     assert len(claims) == 2 and all(json.loads(hms.bucket.client().get_object(
         Bucket=hms.bucket.name, Key=k)["Body"].read())["compaction"] == m["txnId"]
         for k in claims)
+
+
+def test_a_metastore_without_s3a_refuses_s3_locations(metastore, s3):
+    """The session's shared metastore has no S3A client: it cannot create a table in a bucket
+    (why the tests above run their own)."""
+    from spark_hive_acid.exceptions import MetastoreError
+
+    with metastore.client() as c, pytest.raises(MetastoreError, match="(?i)s3a"):
+        c.create_table("default", "no_s3a_" + uuid.uuid4().hex[:6], COLUMNS,
+                       bucket_cols=["id"], num_buckets=2, location=s3.uri("warehouse/x"))
