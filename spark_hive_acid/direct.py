@@ -98,7 +98,7 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     with WriteSession(fs, location, txn, "write_table") as session, \
             Progress(f"write_table into {ref.display}", _batch_count(data), "batches") as progress:
         staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite,
-                                                      replacement=rep),
+                                                      replacement=rep, sole_writer=True),
                                mapping, progress.iterate(_same_schema(batches, schema)),
                                fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
         empty = (empty_bases(txn, fs, spec, staged, replace_all=replace_all,

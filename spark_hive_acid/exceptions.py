@@ -94,6 +94,11 @@ class PathNotFoundError(StorageError):
     not tables; readers turn it into TableNotFoundError where a table is meant)."""
 
 
+class AnswerLostError(StorageError):
+    """A request reached a storage service but its answer did not come back: it may or may not
+    have taken effect (resolved by reading back, never guessed: ``io.s3_client``)."""
+
+
 class PathExistsError(StorageError):
     """A file or directory that must not exist yet does (e.g. a rename's destination)."""
 

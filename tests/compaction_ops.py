@@ -20,7 +20,7 @@ from spark_hive_acid.catalog.path import PathTable
 from spark_hive_acid.compaction.cleaner import vacuum
 from spark_hive_acid.compaction.runner import compact
 from spark_hive_acid.direct import write_table
-from spark_hive_acid.io.filesystem import LocalFileSystem
+from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.direct import read_table
 from spark_hive_acid.txn import pathlog
 from spark_hive_acid.txn.committer import commit_write
@@ -39,7 +39,8 @@ class ModelTable:
         self.path, self.rng = path, rng
         self.partitioned, self.buckets = partitioned, buckets
         self.bucketing_version = bucketing_version
-        self.fs = LocalFileSystem()
+        # any URI the library serves (a local path, s3a://...): its file system and path there
+        self.fs, self.location = get_filesystem(path)
         self.model: dict[int, tuple[str, int]] = {}
         self.next_id = 0
         self.log: list[str] = []  # the operations, for failure messages
@@ -100,7 +101,7 @@ class ModelTable:
                 np.asarray(rid.field("rowId"))[keep], parts)
 
     def _dml(self, op: str, ids: list[int], new: Optional[dict] = None) -> None:
-        fs, t = self.fs, self.path
+        fs, t = self.fs, self.location
         spec = TableSpec.of(t, load_layout(fs, t))
         owid, bp, rid, parts = self._row_ids(ids)
         txn = pathlog.begin(fs, t, op)
@@ -152,7 +153,7 @@ class ModelTable:
         return m
 
     def vacuum(self) -> dict:
-        r = vacuum(self.fs, self.path, retention_hours=0, staging_grace_s=0).to_json()
+        r = vacuum(self.fs, self.location, retention_hours=0, staging_grace_s=0).to_json()
         self.log.append(f"vacuum -> {r['numRemoved']} removed")
         return r
 
@@ -181,7 +182,7 @@ class ModelTable:
     def hive_txns(self) -> str:
         from hive_ref import valid_txns
 
-        state = load_state(self.fs, self.path)
+        state = load_state(self.fs, self.location)
         snap = state.snapshot()
         min_open = snap.min_open_or_none
         return valid_txns(snap.high_watermark, snap.exceptions, min_open)
@@ -194,7 +195,7 @@ class ModelTable:
         from spark_hive_acid.acid.snapshot import parse_write_ids
 
         snap = (parse_write_ids(snapshot) if snapshot
-                else load_state(self.fs, self.path).snapshot())
+                else load_state(self.fs, self.location).snapshot())
         wl = snapshot_write_ids(snap)
         out = Counter()
         for d, p in self.partition_dirs():

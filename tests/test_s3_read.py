@@ -2,7 +2,7 @@
 127.0.0.1, ``tests/s3_server``; marker ``s3``): our written tables and Hive-written corpus tables
 copied into a bucket read as from local disk, through ``read_table`` and Spark, with Hadoop's
 ``fs.s3a.*`` options or the AWS environment variables; requests per file counted in the server's
-log; the conditional-create probe that later object-store writes will use."""
+log; the conditional-create probe that object-store writes use (writes: test_s3_write*.py)."""
 from __future__ import annotations
 
 import collections
@@ -149,11 +149,6 @@ def test_a_file_removed_after_planning_is_reported_as_vanished(s3, tmp_path):
         f.read()
     with pytest.raises(StorageError, match="File vanished"):
         fs.open_input(bucket_file)
-
-
-def test_path_mode_writes_stay_refused_on_s3(s3):
-    with pytest.raises(StorageError, match="path-mode writes.*metastore mode"):
-        write_table(_table(10), s3.uri("w/t"), options=s3.options())
 
 
 # --- options ------------------------------------------------------------------------------------

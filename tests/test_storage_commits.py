@@ -1,5 +1,6 @@
-"""Commits over WebHDFS: concurrent writers and the streaming sink's exactly-once commit, each test
-against the WebHDFS double and a real HDFS (MiniDFSCluster, marker ``hdfs``). Concurrent writers
+"""Commits on remote storage: concurrent writers and the streaming sink's exactly-once commit, each
+test against the WebHDFS double, a real HDFS (MiniDFSCluster, marker ``hdfs``) and the S3 server
+(moto, marker ``s3``: claims by conditional create, ``tests/storage_targets.py``). Concurrent writers
 are the library's own writer and commit code on real threads (``tests/write/concurrent_ops.py``),
 judged by the serial-order yardstick: the table equals the committed operations applied one after
 the other in some order, and the only failure allowed is CommitConflictError."""
@@ -56,27 +57,27 @@ def _at_once(path: str, ops: list[Op]) -> list[Op]:
     return done
 
 
-def test_concurrent_commits_follow_a_serial_order(webhdfs_target):
+def test_concurrent_commits_follow_a_serial_order(storage_target):
     rng = random.Random(22)
     pairs = [("append", "append"), ("static", "append"), ("delete", "update"),
              ("merge", "merge"), ("dynamic", "update"), ("static", "static")]
     committed = 0
     for k, kinds in enumerate(pairs):
-        committed += len(_at_once(webhdfs_target.uri(f"/w/pair{k}"),
+        committed += len(_at_once(storage_target.uri(f"/w/pair{k}"),
                                   [random_op(kind, rng) for kind in kinds]))
     for k in range(3):
         ops = [random_op(rng.choice(KINDS), rng) for _ in range(3)]
-        committed += len(_at_once(webhdfs_target.uri(f"/w/triple{k}"), ops))
+        committed += len(_at_once(storage_target.uri(f"/w/triple{k}"), ops))
     assert len(pairs) <= committed < 2 * len(pairs) + 9  # some won, some conflicted
-    two_merges = _at_once(webhdfs_target.uri("/w/merges"),
+    two_merges = _at_once(storage_target.uri("/w/merges"),
                           [Op("merge", [(9, 1, 0)]), Op("merge", [(9, 2, 0)])])
     assert len(two_merges) == 1  # both insert key 9: one must lose
 
 
-def test_concurrent_appends_all_commit_with_distinct_write_ids(webhdfs_target):
+def test_concurrent_appends_all_commit_with_distinct_write_ids(storage_target):
     """Eight appends at once: appends never conflict, so all commit, each with its own write id
     (allocated by create-if-absent on the NameNode), in one chain of log records."""
-    uri = webhdfs_target.uri("/w/appends")
+    uri = storage_target.uri("/w/appends")
     write_table(pa.table({"id": pa.array([0], pa.int64())}), uri)
     barrier = threading.Barrier(8)
     errors: list[BaseException] = []
@@ -100,9 +101,9 @@ def test_concurrent_appends_all_commit_with_distinct_write_ids(webhdfs_target):
     assert sorted(h["writeId"] for h in history if h["state"] == "committed") == list(range(1, 10))
 
 
-def test_streaming_batch_commits_exactly_once(webhdfs_target):
+def test_streaming_batch_commits_exactly_once(storage_target):
     """The sink's commit (Spark-free): a replayed batch is recognised from the log and aborted."""
-    uri = webhdfs_target.uri("/w/stream")
+    uri = storage_target.uri("/w/stream")
     write_table(pa.table({"id": pa.array([0], pa.int64())}), uri)
     ref = PathTable(uri)
     assert sink.commit_batch(*_staged(ref, [1, 2]), "q", 0, path_mode=True) is not None
@@ -117,12 +118,12 @@ def test_streaming_batch_commits_exactly_once(webhdfs_target):
 
 
 @pytest.mark.spark
-def test_streaming_sink_restarted_from_its_checkpoint(spark, webhdfs_target, tmp_path):
+def test_streaming_sink_restarted_from_its_checkpoint(spark, storage_target, tmp_path):
     """A Spark stream into a table on (web)HDFS, stopped and restarted from its checkpoint: every
     input row once, one delta per micro-batch."""
     src = tmp_path / "in"
     src.mkdir()
-    uri, opts = webhdfs_target.uri("/w/sink", scheme="hdfs"), webhdfs_target.options()
+    uri, opts = storage_target.uri("/w/sink", scheme="hdfs"), storage_target.options()
 
     def add_file(f: int) -> None:
         (src / f"f{f}.json").write_text("".join(json.dumps({"id": f * 10 + i, "name": f"x{i}"})
@@ -144,5 +145,5 @@ def test_streaming_sink_restarted_from_its_checkpoint(spark, webhdfs_target, tmp
     got = read_table(uri, **opts).to_pylist()
     assert sorted((r["id"], r["name"]) for r in got) == \
         sorted((f * 10 + i, f"x{i}") for f in range(3) for i in range(3))
-    assert sorted(n for n in webhdfs_target.names("/w/sink") if n.startswith("delta_")) == \
+    assert sorted(n for n in storage_target.names("/w/sink") if n.startswith("delta_")) == \
         ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000003_0000003_0000"]

@@ -1,6 +1,7 @@
-"""The write path over WebHDFS through the real ``hdfs`` client: append, overwrite, DML,
-compaction and vacuum, read back remotely and from a local copy of the files. Each test runs
-against the WebHDFS double and a real HDFS (MiniDFSCluster, marker ``hdfs``)."""
+"""The write path on remote storage: append, overwrite, DML, compaction and vacuum, read back
+remotely and from a local copy of the files. Each test runs against the WebHDFS double, a real
+HDFS (MiniDFSCluster, marker ``hdfs``; through the real ``hdfs`` client) and the S3 server (moto,
+marker ``s3``; every file written in place, nothing renamed): ``tests/storage_targets.py``."""
 import os
 
 import pyarrow as pa
@@ -15,11 +16,11 @@ def _rows(where, **options):
 
 
 @pytest.mark.spark
-def test_write_and_dml_over_webhdfs(spark, webhdfs_target, tmp_path):
+def test_write_and_dml_over_webhdfs(spark, storage_target, tmp_path):
     """Spark appends, a static overwrite of one partition, DELETE and UPDATE through
     ``hdfs://`` (WebHDFS client, options travel to the executors), read back over ``webhdfs://``
     and from a local copy."""
-    target = webhdfs_target
+    target = storage_target
     uri, opts = target.uri("/warehouse/t", scheme="hdfs"), target.options()
 
     def write(rows, mode, **extra):
@@ -48,7 +49,7 @@ def test_write_and_dml_over_webhdfs(spark, webhdfs_target, tmp_path):
         ["p=x", "p=y", "p=z"]
 
 
-def test_compaction_and_vacuum_over_webhdfs(webhdfs_target, tmp_path):
+def test_compaction_and_vacuum_over_webhdfs(storage_target, tmp_path):
     """Minor and major compaction, then vacuum, of a partitioned table on WebHDFS (Spark-free):
     the same rows and ROW__IDs remotely and in a local copy, obsolete directories gone."""
     from spark_hive_acid import write_table
@@ -56,7 +57,7 @@ def test_compaction_and_vacuum_over_webhdfs(webhdfs_target, tmp_path):
     from spark_hive_acid.compaction.cleaner import vacuum
     from spark_hive_acid.compaction.runner import compact
 
-    uri = webhdfs_target.uri("/warehouse/c")
+    uri = storage_target.uri("/warehouse/c")
     for k in range(3):
         ids = list(range(k * 4, k * 4 + 4))
         write_table(pa.table({"id": pa.array(ids, pa.int64()), "p": [i % 2 for i in ids]}), uri,
@@ -72,7 +73,7 @@ def test_compaction_and_vacuum_over_webhdfs(webhdfs_target, tmp_path):
     assert compact(table, "major")["partitionsCompacted"] == 2
     assert rows(uri) == before
     assert vacuum(table.fs, table.path, retention_hours=0).to_json()["numRemoved"] == 8
-    local = webhdfs_target.download("/warehouse/c", str(tmp_path / "copy"))
+    local = storage_target.download("/warehouse/c", str(tmp_path / "copy"))
     assert rows(local) == before
     for p in ("p=0", "p=1"):
         visible = [n for n in os.listdir(os.path.join(local, p)) if not n.startswith("_")]

@@ -12,6 +12,7 @@ same way against both.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shutil
@@ -184,10 +185,11 @@ class RequestLog:
         return len(self.sent)
 
 
-@pytest.fixture(params=KINDS)
-def webhdfs_target(request: pytest.FixtureRequest, tmp_path) -> Iterator[WebHdfsTarget]:
-    """The WebHDFS double, then the real MiniDFSCluster (emptied), as a :class:`WebHdfsTarget`."""
-    if request.param == "double":
+@contextlib.contextmanager
+def webhdfs_target_of(kind: str, request: pytest.FixtureRequest,
+                      tmp_path) -> Iterator[WebHdfsTarget]:
+    """``"double"``: a new WebHDFS double; ``"hdfs"``: the real MiniDFSCluster (emptied)."""
+    if kind == "double":
         from webhdfs_double import WebHdfsDouble
 
         with WebHdfsDouble(str(tmp_path / "webhdfs_root")) as srv:
@@ -195,3 +197,10 @@ def webhdfs_target(request: pytest.FixtureRequest, tmp_path) -> Iterator[WebHdfs
         return
     hdfs = request.getfixturevalue("hdfs")
     yield WebHdfsTarget("hdfs", hdfs.url, hdfs.superuser, rpc_port=hdfs.cluster.rpc_port)
+
+
+@pytest.fixture(params=KINDS)
+def webhdfs_target(request: pytest.FixtureRequest, tmp_path) -> Iterator[WebHdfsTarget]:
+    """The WebHDFS double, then the real MiniDFSCluster (emptied), as a :class:`WebHdfsTarget`."""
+    with webhdfs_target_of(request.param, request, tmp_path) as target:
+        yield target

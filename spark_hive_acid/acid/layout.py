@@ -99,10 +99,14 @@ def newest_schema_version(fs: FileSystem, table_path: str) -> int:
 
 
 def save_layout(fs: FileSystem, table_path: str, layout: TableLayout) -> None:
-    """Write the layout file of a table being set up (temp file + rename). Replacing an existing
+    """Write the layout file of a table being set up (temp file + rename; on an object store one PUT,
+    which appears whole). Replacing an existing
     one is not atomic (delete, then rename): a live table's schema changes go through
     ``_hiveacid_schema/`` (see the module docstring), never through this."""
     path = fs.join(table_path, LAYOUT_FILE)
+    if fs.writes_in_place:
+        fs.write_bytes(path, layout.to_json().encode("utf-8"))
+        return
     tmp = fs.join(table_path, f".{LAYOUT_FILE}.tmp")
     fs.write_bytes(tmp, layout.to_json().encode("utf-8"))
     if fs.exists(path):

@@ -125,6 +125,12 @@ class TableRef(abc.ABC):
         """OPEN, COMMITTED or ABORTED (``acid.log_records``): where ``write_id`` stands now."""
         return state_in_snapshot(self.snapshot(), write_id)
 
+    def compaction_state(self, compaction_id: int) -> str:
+        """OPEN, COMMITTED or ABORTED: where a compaction's transaction stands now
+        (``txn.committer.compaction_id``: its write id in path mode, its txn id in a metastore);
+        what decides an unfinished install written in place (``txn.logmaint``)."""
+        return self.write_id_state(compaction_id)
+
     def commit_records(self) -> Optional[list[Terminal]]:
         """The path-mode log's records, oldest first (commit times, operations, partitions);
         None when the table keeps no log (a metastore table, or a directory Hive wrote)."""

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from .. import options as opt
 from ..acid.layout import TableLayout
+from ..acid.log_records import ABORTED, COMMITTED, OPEN
 from ..acid.snapshot import ValidIdList
 from ..exceptions import (
     HiveAcidError,
@@ -148,6 +149,7 @@ class MetastoreTable(TableRef):
                       ) -> tuple[TableLayout, bool]:
         info = self.writable_info()
         _check_creation_options(write_options, info)
+        self._check_writable(info)
         return self.merge_schema(self.layout(info=info), schema, write_options), False
 
     def add_columns(self, columns: Sequence[tuple[str, str]]) -> TableLayout:
@@ -157,7 +159,15 @@ class MetastoreTable(TableRef):
             c.add_columns(self.db, self.name, new)
         return self.layout()
 
+    def _check_writable(self, info: TableInfo) -> None:
+        """The location's store must take this library's writes (object stores: conditional
+        creates), asked before any transaction or file."""
+        fs, path = self.location(info)
+        fs.check_writable(path)
+
     def begin(self, operation: str, info: Optional[TableInfo] = None) -> HmsTransaction:
+        info = info or self.writable_info()
+        self._check_writable(info)
         txn = HmsTransaction(
             self.client(), self.db, self.name, operation, table=info or self.writable_info(),
             lock_timeout=opt.value(self.options, "lockWaitTimeout")
@@ -168,6 +178,15 @@ class MetastoreTable(TableRef):
 
     def reader_options(self) -> dict[str, str]:
         return dict(self.options)
+
+    def compaction_state(self, compaction_id: int) -> str:
+        """A compaction's transaction (it has a txn id, no write id) in the metastore's list."""
+        txns = self.current_snapshot()[1]
+        if txns.is_aborted(compaction_id):
+            return ABORTED
+        if txns.is_open(compaction_id) or compaction_id > txns.high_watermark:
+            return OPEN
+        return COMMITTED
 
     def txn_high_watermark(self) -> Optional[int]:
         """The metastore's global transaction high watermark now (what a compaction records

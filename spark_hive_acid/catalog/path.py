@@ -66,6 +66,7 @@ class PathTable(TableRef):
 
     def prepare_write(self, schema: pa.Schema, write_options: WriteOptions
                       ) -> tuple[TableLayout, bool]:
+        self.fs.check_writable(self.path)  # before anything is written (object stores)
         layout, created = resolve_table(self.fs, self.path, write_options, schema,
                                         self._columns_on_disk)
         return self.merge_schema(layout, schema, write_options), created
@@ -121,6 +122,7 @@ class PathTable(TableRef):
                            tree=tree)
 
     def begin(self, operation: str) -> PathTransaction:
+        self.fs.check_writable(self.path)
         return pathlog.begin(self.fs, self.path, operation,
                              timeout_s=opt.value(self.options, "txnTimeoutSeconds"))
 

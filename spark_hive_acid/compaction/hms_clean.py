@@ -57,7 +57,9 @@ def _why_not(st, installs: dict[str, tuple[Install, float, bool]], open_ids: lis
         rec, visible_since, late = found
         # a late install became visible after transactions above its commit's high watermark
         # began: any of them may have planned a read of what it replaced
-        c = int(rec.extra["txnHighWatermark"]) if not late else max(open_ids, default=0)
+        # an install in place (object stores) recorded no watermark after its commit either
+        c = int(rec.extra["txnHighWatermark"]) if not (late or "txnHighWatermark" not in rec.extra) \
+            else max(open_ids, default=0)
         if now - visible_since < retention_s:
             return f"{d.name} is younger than the retention"
         older = [t for t in open_ids if t <= c]
@@ -79,7 +81,7 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
     now = time.time() if now is None else now
     fs, location = table.location()
     if not dry_run:
-        finish_interrupted_installs(fs, location)
+        finish_interrupted_installs(fs, location, state_of=table.compaction_state)
     scan = table.scan()
     with table.client() as c:
         open_ids = c.txn_states().open_ids

@@ -99,13 +99,15 @@ def _slice_order(s: FileSlice) -> tuple:
             s.first_stripe)
 
 
-def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_root: str,
-                    partitions: Optional[Sequence[str]] = None,
+def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int,
+                    stage_root: Optional[str], partitions: Optional[Sequence[str]] = None,
                     file_name: Callable[[int], str] = bucket_file_name) -> list[PartitionJob]:
     """The partitions that ``kind`` compaction changes, with their units (see the module
     docstring). A partition with nothing to gain is left out (major: already one base and
     nothing else; minor: fewer than two delta directories). ``file_name(N)`` names the output
-    file of bucket (writer) N: ``bucket_N``, or ``00000N_0`` in an insert-only table."""
+    file of bucket (writer) N: ``bucket_N``, or ``00000N_0`` in an insert-only table. Units
+    write under ``stage_root``, or, when it is None (a store without rename), at their final
+    names in the partition."""
     wanted = None if partitions is None else set(partitions)
     jobs = []
     for index, pl in enumerate(plan.partitions):
@@ -113,7 +115,9 @@ def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_
         if wanted is not None and rel not in wanted:
             continue
         slices = sorted((s for s in plan.slices if s.partition_index == index), key=_slice_order)
-        stage = functools.partial(_stage_path, fs, stage_root, rel, file_name=file_name)
+        stage = functools.partial(_stage_path, fs, stage_root, rel, file_name=file_name) \
+            if stage_root is not None else functools.partial(_final_path, fs, pl.path,
+                                                             file_name=file_name)
         job = (_major(pl, rel, slices, hwm, stage) if kind == MAJOR
                else _minor(pl, rel, slices, hwm, stage))
         if job is not None:
@@ -131,6 +135,11 @@ def plan_partitions(fs: FileSystem, plan: TablePlan, kind: str, hwm: int, stage_
 def _stage_path(fs: FileSystem, stage_root: str, rel: str, dir_name: str, bucket: int, *,
                 file_name: Callable[[int], str]) -> str:
     return fs.join(stage_root, *([rel] if rel else []), dir_name, file_name(bucket))
+
+
+def _final_path(fs: FileSystem, partition_dir: str, dir_name: str, bucket: int, *,
+                file_name: Callable[[int], str]) -> str:
+    return fs.join(partition_dir, dir_name, file_name(bucket))
 
 
 def _major(pl: PartitionListing, rel: str, slices: list[FileSlice], hwm: int,

@@ -85,7 +85,8 @@ def _plain_rows(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructT
                 compression: str, *, file_format: str) -> UnitResult:
     """An insert-only table's unit: its rows, in file order, into one plain file."""
     writer = PlainFileWriter(fs, unit.path, row_type, file_format, compression=compression,
-                             stripe_size=unit.stripe_size or (64 << 20))
+                             stripe_size=unit.stripe_size or (64 << 20),
+                             exclusive=fs.writes_in_place)
     try:
         for b in _rows(fs, unit, spec):
             writer.write_inserts(pa.RecordBatch.from_arrays(
@@ -146,7 +147,8 @@ def _inserts(fs: FileSystem, unit: Unit, spec: ReadSpec, row_type: pa.StructType
     """The unit's file, streamed in the order its inputs are read; None (nothing written) when
     that order breaks ROW__ID order, unless ``sort_all`` sorts the rows in memory first."""
     writer = AcidFileWriter(fs, unit.path, row_type, compression=compression,
-                            stripe_size=unit.stripe_size or (64 << 20))
+                            stripe_size=unit.stripe_size or (64 << 20),
+                            exclusive=fs.writes_in_place)
     first: Optional[tuple[int, int, int]] = None
     last: Optional[tuple[int, int, int]] = None
     try:
@@ -201,7 +203,8 @@ def _deletes(fs: FileSystem, unit: Unit, write_ids: ValidIdList, row_type: pa.St
                           else np.zeros(0, np.int64) for i in range(4))
     order = np.lexsort((cur, rid, bp.astype(np.int32), owid))
     writer = AcidFileWriter(fs, unit.path, row_type, compression=compression,
-                            stripe_size=unit.stripe_size or (8 << 20))
+                            stripe_size=unit.stripe_size or (8 << 20),
+                            exclusive=fs.writes_in_place)
     try:
         writer.write_deletes(owid[order], bp[order], rid[order], cur[order])
         summary = writer.close()

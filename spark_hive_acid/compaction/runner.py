@@ -30,7 +30,7 @@ from ..exceptions import CommitConflictError, LockTimeoutError
 from ..io.filesystem import FileSystem
 from ..progress import Progress
 from ..read.reader import ReadSpec
-from ..txn.logmaint import finish_interrupted_installs
+from ..txn.logmaint import finish_interrupted_installs, roll_back_in_place
 from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir
 from ..txn.abort import abort_and_clean
 from ..write.acid_file import write_acid_version_file
@@ -39,6 +39,7 @@ from ..write.schema import row_type_of
 from .plan import PartitionJob, Unit, check_writable, compactor_snapshot, exact_type, \
     parse_kind, plan_partitions, read_spec_for
 from .cleaner import remove_aborted_compaction_staging
+from .in_place import check_outputs, claim_outputs
 from .rewrite import UnitResult, run_unit
 from .segments import join, plan_work
 
@@ -96,7 +97,8 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     kind = parse_kind(kind)
     started = time.time()
     fs, path = table.location()
-    finish_interrupted_installs(fs, path)
+    fs.check_writable(path)
+    finish_interrupted_installs(fs, path, state_of=table.compaction_state)
     try:
         txn = table.begin(OPERATION)  # aborts stale write ids: a killed compaction's among them
     except LockTimeoutError as e:
@@ -109,6 +111,7 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
         log.warning("Could not remove the staging of aborted compactions of %s: %s", path, e)
     cid = compaction_id(txn)
     stage = compaction_staging_dir(fs, path, cid)
+    in_place = fs.writes_in_place  # object stores: outputs written at their final names
     try:
         with txn.keep_alive():
             snap = compactor_snapshot(txn.read_snapshot()[0])
@@ -118,11 +121,14 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             check_writable(scan.insert_only, layout.file_format, table.display)
             row_type_us = row_type_of(layout)
             row_type = exact_type(row_type_us)
-            jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark, stage, partitions,
+            jobs = plan_partitions(fs, scan.plan, kind, snap.high_watermark,
+                                   None if in_place else stage, partitions,
                                    plain_file_name if scan.insert_only else bucket_file_name)
             if not jobs:
                 txn.abort("nothing to compact")
                 return _metrics(kind, cid, snap.high_watermark, [], [], started)
+            if in_place:  # hidden from readers and claimed before the first byte
+                claim_outputs(fs, path, cid, jobs)
             ctx = UnitContext(fs, read_spec_for(scan, row_type), row_type, layout.compression,
                               None if row_type.equals(row_type_us) else
                               (read_spec_for(scan, row_type_us), row_type_us),
@@ -133,9 +139,14 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             work = plan_work(fs, units, parallelism, segmentable=not scan.insert_only)
             parts = run_units([p for w in work for p in w.parts], ctx)
             results = join(fs, work, parts, lambda redo: run_units(redo, ctx))
-            installs = _finish_staging(fs, stage, jobs, scan.insert_only)
+            installs = _finish_staging(fs, None if in_place else stage, jobs,
+                                       scan.insert_only)
+            if in_place:
+                check_outputs(fs, path, cid, jobs, results)
     except BaseException as e:
         _abort(fs, path, txn, stage, e)
+        if in_place:
+            roll_back_in_place(fs, path, cid)
         raise
     metrics = _metrics(kind, cid, snap.high_watermark, jobs, results, started)
     metrics.update(txn.ids(), writeId=txn.write_id)  # a metastore compaction has a txn id only
@@ -150,14 +161,23 @@ def _abort(fs: FileSystem, path: str, txn, stage: str, e: BaseException) -> None
     abort_and_clean(fs, path, txn, f"compaction failed: {type(e).__name__}: {e}", staged_dir=stage)
 
 
-def _finish_staging(fs: FileSystem, stage: str, jobs: Sequence[PartitionJob],
+def _finish_staging(fs: FileSystem, stage: Optional[str], jobs: Sequence[PartitionJob],
                     insert_only: bool = False) -> list[tuple[str, str]]:
     """Complete each staged output directory (version file, except in an insert-only table,
     whose directories hold data files only; base marker; a minor compaction's insert directory
-    exists even without rows) and list the renames, in install order."""
+    exists even without rows) and list the renames, in install order. Without ``stage`` the
+    outputs are in place: the pairs are ``("", final)`` (nothing to rename)."""
     installs = []
     for job in jobs:
         for out in job.outputs:
+            if stage is None:
+                final = fs.join(job.path, out)
+                if not insert_only:
+                    write_acid_version_file(fs, final)
+                if out.startswith("base_"):
+                    fs.write_bytes(fs.join(final, METADATA_FILE), COMPACTED_MARKER)
+                installs.append(("", final))
+                continue
             staged = fs.join(stage, *([job.partition] if job.partition else []), out)
             fs.mkdirs(staged)
             if not insert_only:

@@ -3,8 +3,10 @@
 :class:`ArrowFileSystem` serves ``s3://`` (and ``s3a://``), ``gs://`` and ``abfs://`` paths for
 reading, and ``hdfs://`` through pyarrow's ``HadoopFileSystem`` (libhdfs, JNI) when the machine has
 a Hadoop client. Object stores have no atomic rename: there ``supports_atomic_rename()`` is False
-and :meth:`ArrowFileSystem.rename` / :meth:`ArrowFileSystem.create_exclusive` refuse with a
-StorageError (path-mode writes commit by renaming; use the metastore mode).
+and :meth:`ArrowFileSystem.rename` refuses. On S3 the writes this library needs go through
+``writes`` (:class:`~.s3_writes.S3Writes`): create-if-absent by a conditional ``PutObject``, data
+files uploaded straight to their final names (``writes_in_place``); other object stores refuse
+writes (:meth:`ArrowFileSystem.check_writable`), before anything is written.
 
 Pickling: pyarrow file systems pickle by their options; libhdfs connections are described by a
 :class:`HadoopConnector` and opened on first use.
@@ -23,13 +25,17 @@ from typing import Any, BinaryIO, Callable, Optional, Union
 from ..exceptions import StorageError, PathNotFoundError
 from .arrow_files import ArrowRangedFile, RecentFiles
 from .filesystem import FileStatus, FileSystem
+from .s3_writes import S3Writes
 
 _log = logging.getLogger(__name__)
 
 OBJECT_STORE_WRITE_REFUSAL = (
-    "object stores have no atomic rename, so path-mode writes (which commit by renaming a staged "
-    "directory and take locks with create-if-absent) are refused on {scheme}:// paths; write through "
-    "the metastore mode instead (options table=db.tbl and metastoreUri; see docs/storage.md)")
+    "object stores have no atomic rename, and writes on {scheme}:// paths put every file at its "
+    "final name instead (docs/storage.md, \"Object stores: writes\")")
+NO_CONDITIONAL_WRITES = (
+    "Writes to {scheme}:// tables are refused: they need the store's conditional create "
+    "(create-if-absent), which this library implements for S3 only (s3://, s3a://; GCS's "
+    "ifGenerationMatch=0 and Azure's If-None-Match are not implemented yet). Nothing was written")
 
 
 @dataclass(frozen=True)
@@ -88,8 +94,12 @@ class ArrowFileSystem(FileSystem):
     """
 
     def __init__(self, source: ArrowSource, *, scheme: str, atomic_rename: bool,
-                 display_prefix: str = "", ranged_reads: Optional[bool] = None) -> None:
+                 display_prefix: str = "", ranged_reads: Optional[bool] = None,
+                 writes: Optional[S3Writes] = None) -> None:
         self._source = source
+        #: S3's conditional creates and in-place uploads (None: writes refused, or HDFS)
+        self.writes = writes
+        self.writes_in_place = writes is not None
         self.scheme = scheme
         self.atomic_rename = atomic_rename
         self.display_prefix = display_prefix or f"{scheme}://"
@@ -101,7 +111,8 @@ class ArrowFileSystem(FileSystem):
 
     def __getstate__(self) -> dict:
         return {"source": self._source, "scheme": self.scheme, "atomic_rename": self.atomic_rename,
-                "display_prefix": self.display_prefix, "ranged_reads": self.ranged_reads}
+                "display_prefix": self.display_prefix, "ranged_reads": self.ranged_reads,
+                "writes": self.writes}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -188,6 +199,8 @@ class ArrowFileSystem(FileSystem):
 
     # --- writing -----------------------------------------------------------------------------
     def mkdirs(self, path: str) -> None:
+        if self.writes_in_place:  # an object store: a "directory" exists by its objects (no
+            return  # marker objects, which cost requests and outlive what they marked)
         try:
             self.arrow.create_dir(path, recursive=True)
         except OSError as e:
@@ -195,10 +208,18 @@ class ArrowFileSystem(FileSystem):
 
     def open_output(self, path: str) -> BinaryIO:
         self.recent.forget_under(path)
+        if self.writes is not None:  # one PUT for a small file; nothing left by a failed writer
+            return self.writes.open(path, self.uri(path))  # type: ignore[return-value]
         try:
             return self.arrow.open_output_stream(path)
         except OSError as e:
             raise self._error(e, "writing", path) from e
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        if self.writes is None:
+            return super().write_bytes(path, data)
+        self.recent.forget_under(path)
+        self.writes.put(path, data)
 
     def _refuse(self, what: str) -> StorageError:
         return StorageError(f"Refusing to {what}: " + OBJECT_STORE_WRITE_REFUSAL.format(scheme=self.scheme))
@@ -240,6 +261,18 @@ class ArrowFileSystem(FileSystem):
         self.recent.forget_under(path)
         from pyarrow import fs as pafs
 
+        if self.writes is not None:
+            below = []
+            if recursive:
+                try:
+                    below = [i.path + ("/" if i.type == pafs.FileType.Directory else "")
+                             for i in self.arrow.get_file_info(
+                                 pafs.FileSelector(path, recursive=True, allow_not_found=True))]
+                except OSError as e:
+                    raise self._error(e, "listing", path) from e
+            self.writes.delete(path, below)
+            return
+
         try:
             info = self.arrow.get_file_info(path)
             if info.type == pafs.FileType.NotFound:
@@ -255,15 +288,43 @@ class ArrowFileSystem(FileSystem):
         except OSError as e:
             raise self._error(e, "deleting", path) from e
 
-    def create_exclusive(self, path: str, data: bytes) -> bool:
-        """Write a hidden temporary sibling, then rename it to ``path`` unless ``path`` exists.
+    def check_writable(self, path: str) -> None:
+        """Object stores: S3 endpoints that honour conditional creates (asked once per endpoint
+        and bucket in a process); others refuse, naming why. HDFS: always."""
+        if self.atomic_rename:
+            return
+        if self.writes is None:
+            raise StorageError(NO_CONDITIONAL_WRITES.format(scheme=self.scheme)
+                               + f" (table {self.uri(path)})")
+        self.writes.check(path, self.uri(path))
 
-        On HDFS the NameNode's rename of a file refuses an existing destination file atomically;
-        refused on object stores.
+    def open_output_exclusive(self, path: str) -> BinaryIO:
+        if self.writes is None:
+            return super().open_output_exclusive(path)
+        self.recent.forget_under(path)
+        return self.writes.open_exclusive(path, self.uri(path))  # type: ignore[return-value]
+
+    def copy_file(self, src: str, dst: str) -> None:
+        """A copy inside the store (S3: ``CopyObject``, no data through this process)."""
+        self.recent.forget_under(dst)
+        try:
+            self.arrow.copy_file(src, dst)
+        except OSError as e:
+            raise self._error(e, f"copying to {self.uri(dst)}", src) from e
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` only if it does not exist; False when it did.
+
+        S3: a conditional ``PutObject`` (``S3Writes``). HDFS: a hidden temporary sibling renamed
+        to ``path``, which the NameNode refuses atomically when ``path`` exists. Other object
+        stores refuse.
         """
         self.recent.forget_under(path)
+        if self.writes is not None:
+            return self.writes.create_exclusive(path, data)
         if not self.atomic_rename:
-            raise self._refuse(f"create {self.uri(path)} exclusively")
+            raise StorageError(NO_CONDITIONAL_WRITES.format(scheme=self.scheme)
+                               + f" (creating {self.uri(path)})")
         if self.status(path) is not None:
             return False
         parent, name = posixpath.split(path.rstrip("/"))

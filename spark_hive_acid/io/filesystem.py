@@ -8,13 +8,14 @@ lazily.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import shutil
 import uuid
 from dataclasses import dataclass
 from typing import BinaryIO, Optional
 
-from ..exceptions import PathNotFoundError, StorageError
+from ..exceptions import PathExistsError, PathNotFoundError, StorageError
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,53 @@ class FileSystem:
 
     def supports_atomic_rename(self) -> bool:
         return True
+
+    # --- stores without rename (object stores) -------------------------------------------------
+    #: True where writers put data files straight at their final names and the write protocol
+    #: renames nothing (object stores: docs/storage.md, "Object stores: writes").
+    writes_in_place: bool = False
+
+    def check_writable(self, path: str) -> None:
+        """Raise StorageError, before anything is written, when this store cannot take this
+        library's writes under ``path`` (it has no atomic create-if-absent)."""
+
+    def open_output_exclusive(self, path: str) -> BinaryIO:
+        """A new file that appears whole when closed, and only if ``path`` does not exist then
+        (PathExistsError, nothing written); leaving a ``with`` block on an exception, or
+        ``abort()``, writes nothing."""
+        return _ExclusiveBuffer(self, path)  # type: ignore[return-value]
+
+    def copy_file(self, src: str, dst: str) -> None:
+        """Copy a file (overwriting ``dst``)."""
+        with self.open_input(src) as f:
+            self.write_bytes(dst, f.read())
+
+
+class _ExclusiveBuffer(io.BytesIO):
+    """``open_output_exclusive`` for any FileSystem: held in memory, created with
+    ``create_exclusive`` on close."""
+
+    def __init__(self, fs: FileSystem, path: str) -> None:
+        super().__init__()
+        self._fs, self._path, self._aborted = fs, path, False
+
+    def abort(self) -> None:
+        self._aborted = True
+        super().close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        data = self.getvalue()
+        super().close()
+        if not self._aborted and not self._fs.create_exclusive(self._path, data):
+            raise PathExistsError(f"{self._path} exists")
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
 
 
 class LocalFileSystem(FileSystem):

@@ -10,8 +10,8 @@ Schemes and how they are served:
 * ``s3://``, ``s3a://``, ``s3n://``, ``gs://``, ``gcs://``, ``abfs://``, ``abfss://``: pyarrow's
   ``FileSystem.from_uri`` (credentials from the environment, as pyarrow reads them), or, for S3
   with Hadoop's ``fs.s3a.*`` options (endpoint, keys, path style; :mod:`.s3_settings`), a
-  ``pyarrow.fs.S3FileSystem`` built from them; reads only: path-mode writes are refused (no atomic
-  rename).
+  ``pyarrow.fs.S3FileSystem`` built from them. Writes on S3 put files at their final names and
+  claim names with conditional creates (:mod:`.s3_writes`); other object stores refuse writes.
 
 Options (case-insensitive): ``hdfsClient``, ``webhdfsUrl``, ``hdfsUser`` (default the environment's
 ``HADOOP_USER_NAME``, else the login name), ``webhdfsAuth`` (``simple`` | ``kerberos``),
@@ -33,6 +33,8 @@ from .arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available, short
 from .filesystem import FileSystem
 from .parallel import list_dirs_parallel
 from .registry import register_filesystem
+from .s3_client import S3Client
+from .s3_writes import S3Writes
 from .webhdfs import DEFAULT_TIMEOUT, WebHdfsFileSystem
 
 _log = logging.getLogger(__name__)
@@ -144,7 +146,11 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
         raise InvalidOptionError(f"Cannot use {uri}: {e}") from e
     except OSError as e:
         raise StorageError(f"Cannot reach the object store for {uri}: {short_error(e)}") from e
-    fs = ArrowFileSystem(arrow, scheme=scheme, atomic_rename=False, display_prefix=f"{scheme}://")
+    writes = None
+    if arrow_scheme == "s3":  # conditional creates and in-place uploads (io.s3_writes)
+        writes = S3Writes(S3Client(s3_settings.resolve(uri, options)), scheme)
+    fs = ArrowFileSystem(arrow, scheme=scheme, atomic_rename=False, display_prefix=f"{scheme}://",
+                         writes=writes)
     return fs, path
 
 

@@ -17,6 +17,7 @@ import datetime as dt
 import hashlib
 import hmac
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Mapping, Optional
@@ -53,8 +54,9 @@ def sign(method: str, url: str, headers: Mapping[str, str], payload: bytes,
     """``headers`` plus the AWS Signature Version 4 headers (``Authorization``,
     ``x-amz-date``, ``x-amz-content-sha256``, ``x-amz-security-token``) for an S3 request.
 
-    Signed: ``host`` and the ``x-amz-*`` headers; other headers (``If-None-Match``) are sent
-    unsigned, as S3 allows.
+    Signed: ``host``, the content hash, the date, the token and every ``x-amz-*`` header given
+    (user metadata ``x-amz-meta-*``, which S3 requires to be signed); other headers
+    (``If-None-Match``, ``Content-Type``) are sent unsigned, as S3 allows.
     """
     if not (settings.access_key and settings.secret_key):
         raise InvalidOptionError("Signing S3 requests needs fs.s3a.access.key and fs.s3a.secret.key "
@@ -67,6 +69,7 @@ def sign(method: str, url: str, headers: Mapping[str, str], payload: bytes,
     signed = {"host": parts.netloc, "x-amz-content-sha256": payload_hash, "x-amz-date": amz_date}
     if settings.session_token:
         signed["x-amz-security-token"] = settings.session_token
+    signed.update({k.lower(): v for k, v in headers.items() if k.lower().startswith("x-amz-")})
     names = sorted(signed)
     query = "&".join(sorted(f"{quote(k, safe='-_.~')}={quote(v, safe='-_.~')}"
                             for k, v in parse_qsl(parts.query, keep_blank_values=True)))
@@ -79,7 +82,8 @@ def sign(method: str, url: str, headers: Mapping[str, str], payload: bytes,
     key = _hmac(_hmac(_hmac(_hmac(("AWS4" + settings.secret_key).encode("utf-8"), day),
                             settings.signing_region), "s3"), "aws4_request")
     signature = hmac.new(key, to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
-    out = {**headers, **{k: v for k, v in signed.items() if k != "host"}}
+    out = {**{k: v for k, v in headers.items() if not k.lower().startswith("x-amz-")},
+           **{k: v for k, v in signed.items() if k != "host"}}
     out["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={settings.access_key}/{scope}, "
                             f"SignedHeaders={';'.join(names)}, Signature={signature}")
     return out
@@ -105,14 +109,38 @@ def supports_conditional_create(uri: str, options: Optional[Mapping[str, str]] =
     ``If-None-Match: *`` and delete it: supported when the first put succeeds and the second is
     refused (412, or 409 for a concurrent one). StorageError when the endpoint cannot be reached or
     refuses the request itself (credentials, permissions, missing bucket)."""
-    import requests
-
     parts = urlsplit(uri)
     if parts.scheme.lower() not in ("s3", "s3a", "s3n") or not parts.netloc:
         raise InvalidOptionError(f"Not an S3 location: {uri} (use s3a://bucket/prefix)")
     settings = s3_settings.resolve(uri, options or {}, environ)
-    key = "/".join(p for p in (parts.path.strip("/"), PROBE_DIR, uuid.uuid4().hex) if p)
-    url = object_url(settings, parts.netloc, key)
+    return probe(settings, parts.netloc, parts.path.strip("/"), uri, timeout)
+
+
+_checked: dict[tuple[Optional[str], str], ConditionalCreateCheck] = {}
+_checked_lock = threading.Lock()
+
+
+def checked_once(settings: S3Settings, bucket: str, prefix: str,
+                 uri: str) -> ConditionalCreateCheck:
+    """:func:`probe`, asked once per endpoint and bucket in this process (writers ask before
+    their first write; the answer does not change while a process runs)."""
+    key = (settings.endpoint, bucket)
+    with _checked_lock:
+        found = _checked.get(key)
+    if found is None:
+        found = probe(settings, bucket, prefix, uri)
+        with _checked_lock:
+            _checked[key] = found
+    return found
+
+
+def probe(settings: S3Settings, bucket: str, prefix: str, uri: str,
+          timeout: float = 30.0) -> ConditionalCreateCheck:
+    """The probe of :func:`supports_conditional_create` on ``bucket`` under ``prefix``."""
+    import requests
+
+    key = "/".join(p for p in (prefix.strip("/"), PROBE_DIR, uuid.uuid4().hex) if p)
+    url = object_url(settings, bucket, key)
     where = settings.endpoint or "AWS S3"
     body = b"conditional create probe"
     session = requests.Session()
@@ -130,7 +158,7 @@ def supports_conditional_create(uri: str, options: Optional[Mapping[str, str]] =
             return ConditionalCreateCheck(False, where, "the endpoint does not implement "
                                           f"If-None-Match on PutObject ({first.status_code})")
         if not first.ok:
-            raise StorageError(f"S3 endpoint {where} refused a PutObject to {parts.netloc}/{key}: "
+            raise StorageError(f"S3 endpoint {where} refused a PutObject to {bucket}/{key}: "
                                f"HTTP {first.status_code} {first.text[:300]}")
         second = send("PUT", {"If-None-Match": "*"}, body)
         if second.status_code in (412, 409):
@@ -146,5 +174,5 @@ def supports_conditional_create(uri: str, options: Optional[Mapping[str, str]] =
         if first.ok:
             gone = send("DELETE", {})
             if not gone.ok:
-                _log.warning("Could not delete the probe object %s/%s: HTTP %d", parts.netloc,
+                _log.warning("Could not delete the probe object %s/%s: HTTP %d", bucket,
                              key, gone.status_code)

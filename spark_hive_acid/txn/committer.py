@@ -32,7 +32,7 @@ from ..acid.layout import staging_dir
 from ..write.publish import CommitResult, publish
 from ..write.staging import remove_staged, remove_staging
 from ..write.task_writer import StagedFile, TableSpec
-from .logmaint import begin_install, end_install
+from .logmaint import begin_install, end_install, roll_back_in_place
 from .base import DML_OPERATIONS, CommitOutcome, Transaction, WriteSet
 from .abort import abort_and_clean
 
@@ -149,12 +149,19 @@ def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome
     commit and the last rename leaves the table as before for readers; the next compaction or
     vacuum finishes the renames (``logmaint.finish_interrupted_installs``). The staging directory
     is removed only once the install is done. Returns the directories installed."""
+    in_place = bool(installs) and all(staged == "" for staged, _ in installs)
     try:
         txn.commit(outcome, write_set=WriteSet(compacted=frozenset(compacted)))
     except BaseException as e:
         abort_and_clean(fs, table_path, txn, f"compaction commit failed: {type(e).__name__}: {e}",
                         staged_dir=compaction_staging_dir(fs, table_path, compaction_id(txn)))
+        if in_place:
+            roll_back_in_place(fs, table_path, compaction_id(txn))
         raise
+    if in_place:  # written into place before the commit, hidden by its install until now
+        end_install(fs, table_path, compaction_id(txn))
+        log.info("Compaction %s committed on %s: %s", txn.ids(), table_path, outcome.metrics)
+        return [final for _, final in installs]
     installed: list[str] = []
     existing = [f for _, f in installs if fs.exists(f)]
     if existing:

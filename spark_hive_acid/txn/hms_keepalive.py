@@ -20,6 +20,7 @@ from ..exceptions import HiveAcidError, MetastoreError, TransactionAbortedError
 from ..io.registry import get_filesystem
 from ..metastore.client import MetastoreClient
 from ..metastore.connection import DEFAULT_TIMEOUT_S
+from ..write.in_place import remove_write_dirs
 from ..write.staging import remove_staging
 from .keepalive import KeepAliveProcess, spawn_keepalive_process
 
@@ -63,6 +64,8 @@ class WriteLeftovers:
                     dirs = []
             for d in dirs:
                 fs.delete(d, recursive=True)
+            if published and fs.writes_in_place:  # tasks wrote in place before any intent
+                dirs += remove_write_dirs(fs, path, self.write_id)
             remove_staging(fs, path, self.write_id)
             if dirs:
                 log.info("removed the %d directories write id %d had published", len(dirs),

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ..acid.log_records import (
+    COMMITTED,
+    OPEN,
     Allocation,
     Checkpoint,
     Install,
@@ -31,8 +33,9 @@ from ..acid.logstate import (
     read_allocation,
     read_events,
 )
-from ..exceptions import StorageError
+from ..exceptions import CommitConflictError, StorageError
 from ..io.filesystem import FileSystem
+from ..write.in_place import claim, claimed_by
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +64,96 @@ def end_install(fs: FileSystem, table_path: str, write_id: int, late: bool = Fal
                         encode(InstallDone(write_id, time.time(), late).to_json()))
 
 
+# --- installs in place (object stores: no rename) -------------------------------------------------
+#: ``installs/<W>.ready``: every output of in-place compaction W is written whole (before commit)
+READY_SUFFIX = ".ready"
+
+
+def ready_path(fs: FileSystem, table_path: str, write_id: int) -> str:
+    return LogLayout(fs, table_path).install(write_id)[: -len(".json")] + READY_SUFFIX
+
+
+def begin_in_place_install(fs: FileSystem, table_path: str, write_id: int,
+                           finals: Sequence[str], **extra) -> None:
+    """Before compaction W writes its output straight into ``finals`` (a store without rename):
+    announce them, so readers hide them until :func:`end_install`, then claim each (CommitConflict
+    error when another compaction holds one: it made the same output). Nothing is written into a
+    final directory before both."""
+    begin_install(fs, table_path, write_id, [("", f) for f in finals], inPlace=True, **extra)
+    for f in finals:
+        if not claim(fs, f, write_id):
+            raise CommitConflictError(
+                f"{f} is being written by another compaction (its claim exists): this one did "
+                "nothing; run it again later")
+
+
+def mark_ready(fs: FileSystem, table_path: str, write_id: int) -> None:
+    """Every output of in-place compaction W is complete (written before its commit): a later
+    process may finish the install once W committed."""
+    fs.write_bytes(ready_path(fs, table_path, write_id), encode({"writeId": write_id,
+                                                                 "time": time.time()}))
+
+
+def roll_back_install(fs: FileSystem, table_path: str, write_id: int, rec: Install) -> None:
+    """Remove what in-place compaction W wrote (only directories it claimed) and end its
+    install: its output never became visible."""
+    for _, final in rec.pairs:
+        if claimed_by(fs, final) in (write_id, None):
+            fs.delete(final, recursive=True)
+    end_install(fs, table_path, write_id, late=True)
+    log.warning("Rolled back the in-place install of compaction %d on %s", write_id, table_path)
+
+
+def roll_back_in_place(fs: FileSystem, table_path: str, write_id: int) -> None:
+    """Roll back compaction W's in-place install, if it has one that is not done (W aborted or
+    failed). Never raises: cleanup must not hide the outcome."""
+    try:
+        names = install_names(fs, table_path)
+        rec = installs_in_progress(fs, table_path, names).get(write_id)
+        if rec is not None and rec.extra.get("inPlace"):
+            roll_back_install(fs, table_path, write_id, rec)
+    except Exception as e:  # noqa: BLE001 - leftovers stay hidden; the next vacuum retries
+        log.warning("Could not roll back the install of compaction %d on %s: %s", write_id,
+                    table_path, e)
+
+
+def _finish_in_place(fs: FileSystem, table_path: str, w: int, rec: Install,
+                     state_of: Callable[[int], str]) -> bool:
+    """Finish or roll back an in-place install whose compaction is gone; False while its
+    compaction is still open (it may be running)."""
+    state = state_of(w)
+    if state == OPEN:
+        return False
+    if state == COMMITTED and fs.exists(ready_path(fs, table_path, w)):
+        end_install(fs, table_path, w, late=True)  # committed after its output was whole
+        log.warning("Finished the install of compaction %d on %s (it died after committing)",
+                    w, table_path)
+    else:
+        roll_back_install(fs, table_path, w, rec)
+    return True
+
+
 def finish_interrupted_installs(fs: FileSystem, table_path: str,
-                                older_than_s: float = INSTALL_STALE_S) -> list[int]:
+                                older_than_s: float = INSTALL_STALE_S,
+                                state_of: Optional[Callable[[int], str]] = None) -> list[int]:
     """Complete the installs of compactions that died between their commit and their last rename
     (their output is committed and correct: roll forward), then mark them done. An install whose
     staged output is gone cannot be completed: the directories it had renamed (hidden all along)
-    are removed instead. Returns their write (or txn) ids."""
+    are removed instead. An install in place (object stores) is left alone while its compaction
+    is open (``state_of(W)``: OPEN / COMMITTED / ABORTED; default: the path-mode log), then
+    finished when it committed after marking its output whole, and rolled back otherwise,
+    whatever its age. Returns their write (or txn) ids."""
     names = install_names(fs, table_path)
     done = []
+    if state_of is None:
+        def state_of(w: int) -> str:
+            st = load_state(fs, table_path)
+            return st.state_of(w) if st is not None else OPEN
     for w, rec in installs_in_progress(fs, table_path, names).items():
+        if rec.extra.get("inPlace"):  # decided by its compaction's state, not by its age
+            if _finish_in_place(fs, table_path, w, rec, state_of):
+                done.append(w)
+            continue
         if time.time() - rec.time < older_than_s:
             continue
         if all(fs.exists(final) or fs.exists(staged) for staged, final in rec.pairs):
@@ -107,6 +191,7 @@ def prune_installs(fs: FileSystem, table_path: str, older_than_s: float = INSTAL
             continue
         if time.time() - done.time >= older_than_s:
             fs.delete(layout.install(w))
+            fs.delete(ready_path(fs, table_path, w))
             fs.delete(layout.install_done(w))
 
 

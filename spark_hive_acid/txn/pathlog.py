@@ -66,11 +66,13 @@ from ..acid.snapshot import ValidIdList
 from ..exceptions import AlreadyCommittedError, CommitConflictError, StorageError
 from ..io.filesystem import FileSystem
 from ..acid.partition_tree import walk_partitions
+from ..write.in_place import remove_write_dirs
 from ..write.staging import remove_staging
 from .base import ONCE_PROPERTY, CommitOutcome, Transaction, WriteSet
 from .conflicts import conflict, legacy_write_set, write_set_of_record
 from .keepalive import KeepAliveThread, TaskHeartbeat
 from .log_append import allocate, append
+from .logmaint import roll_back_in_place
 from .log_repair import repair_log  # noqa: F401  (part of the log's API)
 
 log = logging.getLogger(__name__)
@@ -251,13 +253,18 @@ def abort(fs: FileSystem, table_path: str, write_id: int, reason: str = "") -> N
 
 
 def cleanup(fs: FileSystem, table_path: str, write_id: int, *, published: bool = True) -> None:
-    """Delete W's staging directory and (for aborted ids) the table directories it created."""
+    """Delete W's staging directory and (for aborted ids) the table directories it created: those
+    its intent names and, on a store that writes in place, every directory named for W (its tasks
+    wrote there before any intent: ``write.in_place``)."""
     layout = LogLayout(fs, table_path)
     remove_staging(fs, table_path, write_id)
     body = read_body(fs, layout.intent(write_id))
     if published and body:
         for d in Intent.from_json(body).dirs:
             fs.delete(d, recursive=True)
+    if published and fs.writes_in_place:
+        remove_write_dirs(fs, table_path, write_id)
+        roll_back_in_place(fs, table_path, write_id)  # a compaction's output written in place
     fs.delete(layout.intent(write_id))
     fs.delete(layout.heartbeat(write_id))
 

@@ -82,12 +82,15 @@ class AcidFileWriter:
     """
 
     def __init__(self, fs: FileSystem, path: str, row_type: pa.StructType, *,
-                 compression: str = "ZLIB", stripe_size: int = DELTA_STRIPE_SIZE):
+                 compression: str = "ZLIB", stripe_size: int = DELTA_STRIPE_SIZE,
+                 exclusive: bool = False):
         self.fs = fs
         self.path = path
+        #: create the file only if absent (PathExistsError from close(), nothing written)
+        self.exclusive = exclusive
         self.row_type = row_type
         self.schema = event_schema(row_type)
-        self._local = isinstance(fs, LocalFileSystem)
+        self._local = isinstance(fs, LocalFileSystem) and not exclusive
         if self._local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self._tmp_dir: Optional[str] = None
@@ -222,11 +225,20 @@ class AcidFileWriter:
             add_user_metadata(f, meta)
         if self._tmp_dir is not None:  # not a local file system: written locally, then copied
             try:
-                with open(self._local_path, "rb") as src, self.fs.open_output(self.path) as dst:
+                with open(self._local_path, "rb") as src, \
+                        (self.fs.open_output_exclusive(self.path) if self.exclusive
+                         else self.fs.open_output(self.path)) as dst:
                     shutil.copyfileobj(src, dst, 4 << 20)
             finally:
                 shutil.rmtree(self._tmp_dir, ignore_errors=True)
         return FileSummary(self.path, self.inserts, self.deletes)
+
+    def place_at(self, path: str) -> None:
+        """Before :meth:`close`: upload to ``path`` instead, created only if absent (a file
+        written in place: ``write.in_place``). The events are in a local file until then."""
+        if self._local or self._closed:
+            raise InvalidOptionError(f"{self.path} cannot be placed at {path} now")
+        self.path, self.exclusive = path, True
 
     def discard(self) -> None:
         """Close and remove the file (a failed task)."""

@@ -228,7 +228,9 @@ def concat_orc(fs: FileSystem, sources: Sequence[str], target: str,
     kept = [s for s in srcs if s.rows > 0] or srcs[:1]
     stripe_fields, stats_meta = [], []
     offset = len(_MAGIC)
-    with fs.open_output(target) as out:
+    # a store that writes in place gets the file whole or not at all, only where none is
+    with (fs.open_output_exclusive(target) if fs.writes_in_place else fs.open_output(target)) \
+            as out:
         out.write(_MAGIC)
         for s in kept:
             with fs.open_input(s.path, size=s.tail.size) as f:

@@ -19,6 +19,9 @@ Files are written as Hive 3 reads them:
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import tempfile
 from typing import Iterable, Optional, Sequence
 
 import pyarrow as pa
@@ -99,18 +102,27 @@ class PlainFileWriter:
     """
 
     def __init__(self, fs: FileSystem, path: str, row_type: pa.StructType, file_format: str, *,
-                 compression: str, stripe_size: int = DELTA_STRIPE_SIZE):
+                 compression: str, stripe_size: int = DELTA_STRIPE_SIZE,
+                 exclusive: bool = False):
         self.fs, self.path, self.format = fs, path, file_format
+        #: create the file only if absent (PathExistsError from close(), nothing written)
+        self.exclusive = exclusive
+        # on a store that writes in place the file goes to a local temporary file first and is
+        # uploaded whole on close (where it lands may change until then: place_at)
+        self._tmp_dir = tempfile.mkdtemp(prefix="hiveacid-") if fs.writes_in_place else None
         self.schema = pa.schema([pa.field(f.name.lower(), f.type) for f in row_type])
         self.inserts = 0
         self._closed = False
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_bytes = 0
         self._group_bytes = stripe_size  # Parquet: one row group per this many bytes
-        parent = path.rsplit("/", 1)[0]
-        if parent and parent != path:
-            fs.mkdirs(parent)
-        self._out = fs.open_output(path)
+        if self._tmp_dir is not None:
+            self._out = open(os.path.join(self._tmp_dir, "data"), "wb")
+        else:
+            parent = path.rsplit("/", 1)[0]
+            if parent and parent != path:
+                fs.mkdirs(parent)
+            self._out = fs.open_output_exclusive(path) if exclusive else fs.open_output(path)
         try:
             if file_format == PARQUET:
                 self._writer = pq.ParquetWriter(
@@ -121,8 +133,7 @@ class PlainFileWriter:
                     self._out, compression=orc_codec(compression), stripe_size=stripe_size,
                     row_index_stride=ROW_INDEX_STRIDE, batch_size=65536)
         except BaseException:
-            self._out.close()
-            fs.delete(path)
+            self._drop()
             raise
 
     def write_inserts(self, rows: pa.RecordBatch | pa.Table, write_id: int = 0,
@@ -155,20 +166,50 @@ class PlainFileWriter:
             if self.inserts == 0 and self.format == ORC:
                 self._writer.write(self.schema.empty_table())
             self._writer.close()
-        finally:
-            self._out.close()
+        except BaseException:
+            self._drop()
+            raise
+        self._out.close()
+        if self._tmp_dir is not None:
+            try:
+                with open(self._out.name, "rb") as src, \
+                        (self.fs.open_output_exclusive(self.path) if self.exclusive
+                         else self.fs.open_output(self.path)) as dst:
+                    shutil.copyfileobj(src, dst, 4 << 20)
+            finally:
+                shutil.rmtree(self._tmp_dir, ignore_errors=True)
         return FileSummary(self.path, self.inserts, 0)
+
+    def place_at(self, path: str) -> None:
+        """Before :meth:`close`: upload to ``path`` instead, created only if absent (a file
+        written in place: ``write.in_place``)."""
+        if self._tmp_dir is None or self._closed:
+            raise InvalidOptionError(f"{self.path} cannot be placed at {path} now")
+        self.path, self.exclusive = path, True
+
+    def _drop(self) -> None:
+        """Leave nothing: an exclusive or local-first file is abandoned, a plain one removed."""
+        abort = getattr(self._out, "abort", None)
+        if abort is not None:
+            abort()
+        else:
+            self._out.close()
+        if self._tmp_dir is not None:
+            shutil.rmtree(self._tmp_dir, ignore_errors=True)
+        elif abort is None:
+            self.fs.delete(self.path)
 
     def discard(self) -> None:
         """Close and remove the file (a failed task)."""
-        if not self._closed:
-            self._closed = True
-            try:
-                self._writer.close()
-            except Exception:  # noqa: BLE001 - already failing
-                pass
-            self._out.close()
-        self.fs.delete(self.path)
+        if self._closed:
+            self.fs.delete(self.path)
+            return
+        self._closed = True
+        try:
+            self._writer.close()
+        except Exception:  # noqa: BLE001 - already failing
+            pass
+        self._drop()
 
 
 def write_empty_plain_file(fs: FileSystem, path: str, row_type: pa.StructType, file_format: str,
@@ -178,11 +219,12 @@ def write_empty_plain_file(fs: FileSystem, path: str, row_type: pa.StructType, f
 
 
 def merge_plain_files(fs: FileSystem, paths: Sequence[str], dest: str, row_type: pa.StructType,
-                      file_format: str, compression: str, stripe_size: int) -> FileSummary:
+                      file_format: str, compression: str, stripe_size: int,
+                      exclusive: bool = False) -> FileSummary:
     """Rewrite several staged files (one bucket of a bucketed overwrite, written by several tasks)
-    as one file at ``dest``, batch by batch."""
+    as one file at ``dest``, batch by batch (``exclusive``: created only if absent)."""
     w = PlainFileWriter(fs, dest, row_type, file_format, compression=compression,
-                        stripe_size=stripe_size)
+                        stripe_size=stripe_size, exclusive=exclusive)
     try:
         for p in paths:
             with fs.open_input(p) as f:

@@ -5,6 +5,11 @@ table directories it is about to create (so an abort can remove them), creates `
 ``delta_W_W_S`` / ``delete_delta_W_W_S`` directories and renames the staged files into them. W is
 still uncommitted, so no snapshot reads these directories yet, however many partitions they span;
 the transaction's commit (``spark_hive_acid.txn.committer``) makes them visible all at once.
+
+On a store that writes in place (object stores, ``write.in_place``) most files are at their final
+names already (their tasks put them there); files several tasks staged under one name are merged
+straight into place, and a lone staged file of such a name is copied in (S3 ``CopyObject``).
+Nothing is renamed.
 """
 from __future__ import annotations
 
@@ -48,12 +53,11 @@ class CommitResult:
                 "numFiles": self.files}
 
 
-def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], stage_root: str,
+def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], path: str,
                  write_id: int) -> StagedFile:
-    """Several tasks staged the same (partition, directory, N): rewrite them as one file."""
+    """Several tasks staged the same (partition, directory, N): rewrite them as one file at
+    ``path`` (in staging, or its final name on a store that writes in place)."""
     first = files[0]
-    path = fs.join(stage_root, "_merged", *([first.partition] if first.partition else []),
-                   first.dir_name, table.data_file_name(first.bucket))
     if table.insert_only:
         s = merge_plain_files(fs, [f.path for f in files], path, table.row_type,
                               table.file_format, table.compression, BASE_STRIPE_SIZE)
@@ -99,17 +103,25 @@ def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedF
     for f in staged:
         groups[(f.partition, f.dir_name, f.bucket)].append(f)
     stage_root = staging_dir(fs, table.table_path, W)
-    final: list[StagedFile] = []
-    for key in sorted(groups):
-        files = groups[key]
-        final.append(files[0] if len(files) == 1 else _merge_group(fs, table, files, stage_root, W))
-    bases = [p for p in empty_bases if (p, base_dir_name(W)) not in {(f.partition, f.dir_name) for f in final}]
 
     def abs_dir(partition: str, dir_name: str) -> str:
         if partition and partition_dirs and partition in partition_dirs:
             return fs.join(partition_dirs[partition], dir_name)
         return fs.join(table.table_path, partition, dir_name) if partition \
             else fs.join(table.table_path, dir_name)
+
+    def merged_path(f: StagedFile) -> str:
+        if fs.writes_in_place:  # written once, at its final name (write.in_place)
+            return fs.join(abs_dir(f.partition, f.dir_name), table.data_file_name(f.bucket))
+        return fs.join(stage_root, "_merged", *([f.partition] if f.partition else []),
+                       f.dir_name, table.data_file_name(f.bucket))
+
+    final: list[StagedFile] = []
+    for key in sorted(groups):
+        files = groups[key]
+        final.append(files[0] if len(files) == 1
+                     else _merge_group(fs, table, files, merged_path(files[0]), W))
+    bases = [p for p in empty_bases if (p, base_dir_name(W)) not in {(f.partition, f.dir_name) for f in final}]
 
     dirs = sorted({abs_dir(f.partition, f.dir_name) for f in final}
                   | {abs_dir(p, base_dir_name(W)) for p in bases})
@@ -120,7 +132,14 @@ def publish(fs: FileSystem, table: TableSpec, txn: Any, staged: Iterable[StagedF
             write_acid_version_file(fs, d)
     result = CommitResult(W)
     for f in final:
-        fs.rename(f.path, fs.join(abs_dir(f.partition, f.dir_name), table.data_file_name(f.bucket)))
+        dest = fs.join(abs_dir(f.partition, f.dir_name), table.data_file_name(f.bucket))
+        if f.path != dest:  # else written in place by its task, or merged into place above
+            if fs.writes_in_place:  # no rename: a staged file of a shared name, copied in
+                fs.copy_file(f.path, dest)
+                if not f.path.startswith(stage_root.rstrip("/") + "/"):
+                    fs.delete(f.path)  # placed below the table, its partition lives elsewhere
+            else:
+                fs.rename(f.path, dest)
         result.inserted += f.inserts
         result.deleted += f.deletes
         result.files += 1

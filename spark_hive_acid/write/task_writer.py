@@ -18,7 +18,7 @@ from ..acid import bucket_codec
 from ..acid.bucketing import bucket_ids
 from ..acid.names import base_dir_name, bucket_file_name, delta_dir_name
 from ..acid.layout import TableLayout
-from ..exceptions import HiveAcidError, InvalidOptionError
+from ..exceptions import HiveAcidError, InvalidOptionError, PathExistsError
 from ..io.filesystem import FileSystem
 from .acid_file import (
     BASE_STRIPE_SIZE,
@@ -27,6 +27,7 @@ from .acid_file import (
     FileSummary,
     copy_insert_events,
 )
+from .in_place import existing_summary, final_path
 from .partitioning import group_rows, partition_path
 from .plain_file import PlainFileWriter, merge_plain_files, plain_file_name
 from .replace_region import Replacement, outside
@@ -106,6 +107,8 @@ class InsertTarget:
     statement_per_task: bool = False
     #: a static partition overwrite's region: every row must be inside it
     replacement: Optional[Replacement] = None
+    #: one writer writes the whole statement (``write_table``): no other task shares its names
+    sole_writer: bool = False
 
 
 class Heartbeat(Protocol):
@@ -141,6 +144,10 @@ class InsertWriter:
         self._beat = heartbeat
         names = [f.name.lower() for f in table.row_type]
         self._bucket_idx = [names.index(c.lower()) for c in table.bucket_columns]
+        # object stores: each file straight at its final name when no other task can write that
+        # name (write.in_place); a bucketed overwrite's files are merged into place by the commit
+        self._in_place = fs.writes_in_place and (not table.bucketed or target.statement_per_task
+                                                 or target.sole_writer)
 
     def _path(self, partition: str, n: int, suffix: str = "") -> str:
         return self.fs.join(self.stage_dir, *([partition] if partition else []), self.dir_name,
@@ -222,14 +229,36 @@ class InsertWriter:
             w.write_inserts(r, self.target.write_id, bucket_codec.encode(key[1], self.stmt))
         if last and opened:
             del self._files[key]
-            self._spilled.setdefault(key, []).append(w.close())
+            done = self._finish(key, w)  # before the key is entered in _spilled
+            self._spilled.setdefault(key, []).append(done)
+
+    def _final(self, partition: str, n: int) -> str:
+        return final_path(self.fs, self.table.table_path, partition, self.dir_name,
+                          self.table.data_file_name(n))
+
+    def _finish(self, key: tuple[str, int], w: AcidFileWriter | PlainFileWriter) -> FileSummary:
+        """Close the last writer of ``key``: at its final name when it is the key's only file
+        and the file is written in place (another attempt of this task may have placed it first:
+        that file is kept and reported)."""
+        if not (self._in_place and key not in self._spilled):
+            return w.close()
+        target = self._final(*key)
+        w.place_at(target)
+        try:
+            return w.close()
+        except PathExistsError:
+            log.info("%s was placed by another attempt of this task: kept", target)
+            ins, _ = existing_summary(self.fs, target, file_format=self.table.file_format
+                                      if self.table.insert_only else "orc")
+            return FileSummary(target, ins, 0)
 
     def close(self) -> list[StagedFile]:
         for key in list(self._pending):
             self._flush(key, last=True)
-        for key, w in self._files.items():
-            self._spilled.setdefault(key, []).append(w.close())
-        self._files.clear()
+        for key, w in list(self._files.items()):
+            del self._files[key]
+            done = self._finish(key, w)  # before the key is entered in _spilled
+            self._spilled.setdefault(key, []).append(done)
         out = []
         for (part, n), segments in sorted(self._spilled.items()):
             s = segments[0] if len(segments) == 1 else self._concat(part, n, segments)
@@ -240,19 +269,25 @@ class InsertWriter:
     def _concat(self, partition: str, n: int, segments: list[FileSummary]) -> FileSummary:
         """One file with the rows of a key's segments (ACID row ids renumbered), a stripe at a
         time: what the file would be had it stayed open."""
-        dest = self._path(partition, n)
+        dest = self._final(partition, n) if self._in_place else self._path(partition, n)
         paths = [s.path for s in segments]
-        if self.table.insert_only:
-            merged = merge_plain_files(self.fs, paths, dest, self.table.row_type,
-                                       self.table.file_format, self.table.compression,
-                                       self._stripe_size)
-        else:
-            w = AcidFileWriter(self.fs, dest, self.table.row_type,
-                               compression=self.table.compression, stripe_size=self._stripe_size)
-            for p in paths:
-                copy_insert_events(self.fs, p, w, self.target.write_id,
-                                   bucket_codec.encode(n, self.stmt))
-            merged = w.close()
+        try:
+            if self.table.insert_only:
+                merged = merge_plain_files(self.fs, paths, dest, self.table.row_type,
+                                           self.table.file_format, self.table.compression,
+                                           self._stripe_size, exclusive=self._in_place)
+            else:
+                w = AcidFileWriter(self.fs, dest, self.table.row_type,
+                                   compression=self.table.compression,
+                                   stripe_size=self._stripe_size, exclusive=self._in_place)
+                for p in paths:
+                    copy_insert_events(self.fs, p, w, self.target.write_id,
+                                       bucket_codec.encode(n, self.stmt))
+                merged = w.close()
+        except PathExistsError:  # another attempt of this task placed it: kept
+            ins, _ = existing_summary(self.fs, dest, file_format=self.table.file_format
+                                      if self.table.insert_only else "orc")
+            merged = FileSummary(dest, ins, 0)
         for p in paths:
             self.fs.delete(p)
         return merged
@@ -260,9 +295,10 @@ class InsertWriter:
     def discard(self) -> None:
         for w in self._files.values():
             w.discard()
-        for segments in self._spilled.values():
+        for key, segments in self._spilled.items():
             for s in segments:
-                self.fs.delete(s.path)
+                if not (self._in_place and s.path == self._final(*key)):  # never a placed file
+                    self.fs.delete(s.path)
         self._files.clear()
         self._spilled.clear()
         self._pending.clear()
@@ -314,6 +350,9 @@ class DeleteWriter:
         self._open: Optional[tuple[tuple[str, int], AcidFileWriter]] = None
         self._last_key: Optional[tuple[int, int, int]] = None
         self._written: list[StagedFile] = []
+        # object stores: the one task a (partition, writer id) is shuffled to writes its file
+        # straight at its final name (write.in_place)
+        self._in_place = fs.writes_in_place
 
     def write(self, original_write_ids: np.ndarray, bucket_properties: np.ndarray,
               row_ids: np.ndarray, partitions: Sequence[pa.Array]) -> None:
@@ -336,8 +375,24 @@ class DeleteWriter:
             buf.rid.append(np.asarray(row_ids, dtype=np.int64)[idx])
 
     def _file_path(self, part: str, n: int) -> str:
+        if self._in_place:
+            return final_path(self.fs, self.table.table_path, part, self.dir_name,
+                              bucket_file_name(n))
         return self.fs.join(self.stage_dir, *([part] if part else []), self.dir_name,
                             bucket_file_name(n))
+
+    def _new_file(self, part: str, n: int) -> AcidFileWriter:
+        return AcidFileWriter(self.fs, self._file_path(part, n), self.table.row_type,
+                              compression=self.table.compression, exclusive=self._in_place)
+
+    def _close(self, part: str, n: int, w: AcidFileWriter) -> StagedFile:
+        try:
+            s = w.close()
+        except PathExistsError:  # another attempt of this task placed it: kept
+            log.info("%s was placed by another attempt of this task: kept", w.path)
+            _, dels = existing_summary(self.fs, w.path, deletes=True)
+            return StagedFile(part, self.dir_name, n, w.path, deletes=dels)
+        return StagedFile(part, self.dir_name, n, s.path, deletes=s.deletes)
 
     def _stream(self, key: tuple[str, int], owid: np.ndarray, bp: np.ndarray,
                 rid: np.ndarray) -> None:
@@ -347,8 +402,7 @@ class DeleteWriter:
                 raise HiveAcidError(f"Delete events of {key} arrived after others: the input of "
                                     "a sorted_input DeleteWriter must be sorted by partition and "
                                     "writer id")
-            self._open = (key, AcidFileWriter(self.fs, self._file_path(*key), self.table.row_type,
-                                              compression=self.table.compression))
+            self._open = (key, self._new_file(*key))
             self._last_key = None
         first = (int(owid[0]), int(bp[0]), int(rid[0]))
         if (self._last_key is not None and first < self._last_key) or not _keys_sorted(owid, bp, rid):
@@ -360,9 +414,8 @@ class DeleteWriter:
     def _finish_open(self) -> None:
         if self._open is not None:
             (part, n), w = self._open
-            s = w.close()
-            self._written.append(StagedFile(part, self.dir_name, n, s.path, deletes=s.deletes))
             self._open = None
+            self._written.append(self._close(part, n, w))
 
     def close(self) -> list[StagedFile]:
         self._finish_open()
@@ -370,11 +423,9 @@ class DeleteWriter:
         for (part, n), buf in sorted(self._groups.items()):
             owid, bp, rid = (np.concatenate(x) for x in (buf.owid, buf.bp, buf.rid))
             order = np.lexsort((rid, bp, owid))
-            w = AcidFileWriter(self.fs, self._file_path(part, n), self.table.row_type,
-                               compression=self.table.compression)
+            w = self._new_file(part, n)
             w.write_deletes(owid[order], bp[order], rid[order], self.write_id)
-            s = w.close()
-            out.append(StagedFile(part, self.dir_name, n, s.path, deletes=s.deletes))
+            out.append(self._close(part, n, w))
         self._groups.clear()
         return out
 

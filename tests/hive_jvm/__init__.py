@@ -28,7 +28,8 @@ CACHE_DIR = BUILD_DIR / "hive_jvm"
 VERSIONS = {"hive31": "3.1.3", "hive41": "4.1.0"}
 #: other jar sets resolved the same way (not Hive versions): folder -> version
 OTHER_POMS = {"hadoop": "3.5.0",  # MiniDFSCluster for tests/hdfs_cluster
-              "lakes": "iceberg 1.12.0, delta 4.4.0"}  # the conversion targets' Spark readers
+              "lakes": "iceberg 1.12.0, delta 4.4.0",  # the conversion targets' Spark readers
+              "s3a": "3.5.0"}  # Hadoop's S3A client, for a metastore with tables on S3
 
 
 class HiveJvmError(RuntimeError):

@@ -1,0 +1,92 @@
+"""Where the storage write tests run: the WebHDFS double, a real HDFS, and the S3 server.
+
+Tests about writing through a remote store (appends, DML, compaction, vacuum, concurrent commits,
+the streaming sink) take the ``storage_target`` fixture and run three times: ``[double]`` and
+``[hdfs]`` (:mod:`webhdfs_targets`), and ``[s3]``: a new bucket on the session's moto server
+(marker ``s3``), reached as ``s3a://bucket/...`` with Hadoop's ``fs.s3a.*`` options, and, for code
+that takes no options (``PathTable(uri)``), through the AWS environment variables, set for the
+test. :class:`S3Target` offers the API of :class:`webhdfs_targets.WebHdfsTarget` that these tests
+use.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import pytest
+
+from webhdfs_targets import WebHdfsTarget, webhdfs_target_of
+
+KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
+         pytest.param("s3", marks=pytest.mark.s3)]
+
+
+@dataclass
+class S3Target:
+    """A bucket of the S3 server, with the calls of :class:`WebHdfsTarget` the write tests use."""
+
+    bucket: object  # s3_server.fixtures.S3Bucket
+    kind: str = "s3"
+    real = True
+
+    def uri(self, path: str = "/", scheme: str = "s3a") -> str:
+        """``s3a://bucket/path`` whatever ``scheme`` a WebHDFS test asks for."""
+        return self.bucket.uri(path.lstrip("/"))
+
+    def options(self, **extra: str) -> dict[str, str]:
+        return self.bucket.options(**extra)
+
+    def keys(self, path: str) -> list[str]:
+        prefix = path.strip("/") + "/"
+        out = []
+        for page in self.bucket.client().get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket.name, Prefix=prefix):
+            out += [o["Key"] for o in page.get("Contents", [])]
+        return out
+
+    def names(self, path: str) -> list[str]:
+        """The names directly below ``path`` (files and "directories")."""
+        prefix = path.strip("/") + "/"
+        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.keys(path)} - {""})
+
+    def exists(self, path: str) -> bool:
+        return bool(self.keys(path)) or path.strip("/") in self.keys(path.rsplit("/", 1)[0])
+
+    def read(self, path: str) -> bytes:
+        return self.bucket.client().get_object(Bucket=self.bucket.name,
+                                               Key=path.strip("/"))["Body"].read()
+
+    def upload(self, local_dir: str, path: str) -> str:
+        return self.bucket.upload(local_dir, path.strip("/"))
+
+    def download(self, path: str, local_dir: str) -> str:
+        """Copy every object under ``path`` into ``local_dir`` (directory markers become
+        directories); returns ``local_dir``."""
+        os.makedirs(local_dir)
+        prefix = path.strip("/") + "/"
+        c = self.bucket.client()
+        for key in self.keys(path):
+            rel = key[len(prefix):]
+            target = os.path.join(local_dir, *rel.split("/"))
+            if key.endswith("/"):
+                os.makedirs(target, exist_ok=True)
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            c.download_file(self.bucket.name, key, target)
+        return local_dir
+
+
+@pytest.fixture(params=KINDS)
+def storage_target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                   ) -> Iterator[WebHdfsTarget | S3Target]:
+    """The WebHDFS double, the real MiniDFSCluster, then a bucket on the S3 server."""
+    if request.param != "s3":
+        with webhdfs_target_of(request.param, request,
+                               request.getfixturevalue("tmp_path")) as target:
+            yield target
+        return
+    bucket = request.getfixturevalue("s3")
+    for k, v in bucket.environment().items():
+        monkeypatch.setenv(k, v)
+    yield S3Target(bucket)
