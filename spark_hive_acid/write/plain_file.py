@@ -22,7 +22,7 @@ import logging
 import os
 import shutil
 import tempfile
-from typing import Iterable, Optional, Sequence
+from typing import BinaryIO, Iterable, Optional, Sequence
 
 import pyarrow as pa
 import pyarrow.orc as po
@@ -116,6 +116,7 @@ class PlainFileWriter:
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_bytes = 0
         self._group_bytes = stripe_size  # Parquet: one row group per this many bytes
+        self._out: BinaryIO
         if self._tmp_dir is not None:
             self._out = open(os.path.join(self._tmp_dir, "data"), "wb")
         else:
