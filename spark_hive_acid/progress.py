@@ -12,12 +12,15 @@ A :class:`Progress` counts what is done of a total (``partitions``, ``files``, `
   any stream.
 
 The total may be unknown (None: only the count is shown) or grow (Spark stages submitted later).
+Counting is thread-safe (``hiveacid maintain`` runs tables in parallel); ``enabled=False`` keeps it
+silent (``--no-progress``).
 """
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import threading
 import time
 from types import TracebackType
 from typing import Callable, Iterable, Iterator, Optional, TextIO, TypeVar
@@ -46,36 +49,48 @@ class Progress:
 
     def __init__(self, what: str, total: Optional[int], unit: str, *,
                  stream: Optional[TextIO] = None, bar: Optional[bool] = None,
-                 log_every_s: float = 10.0, clock: Callable[[], float] = time.monotonic):
+                 log_every_s: float = 10.0, clock: Callable[[], float] = time.monotonic,
+                 enabled: bool = True):
         self.what, self.total, self.unit = what, total, unit
         self.done = 0
+        self.failed = 0
+        self.item = ""  # the last thing done (a table, a partition), shown on the bar
+        self.enabled = enabled
+        self._lock = threading.RLock()
         self.stream = stream if stream is not None else sys.stderr
-        self.bar = bar_wanted(self.stream) if bar is None else bar
+        self.bar = enabled and (bar_wanted(self.stream) if bar is None else bar)
         self.log_every_s = log_every_s
         self.clock = clock
         self.started = clock()
         self._logged = self.started
         self._drawn = float("-inf")
         self._finished = False
-        log.info("%s: started, %s", what, self.text())
+        if enabled:
+            log.info("%s: started, %s", what, self.text())
 
     # --- counting ---------------------------------------------------------------------------------
-    def advance(self, n: int = 1) -> None:
-        """``n`` more done."""
-        self.update(self.done + n)
+    def advance(self, n: int = 1, item: str = "", failed: bool = False) -> None:
+        """``n`` more done (``item``: what, shown on the bar; ``failed``: counted as failed)."""
+        with self._lock:
+            self.failed += int(failed)
+            self.item = item or self.item
+            self.update(self.done + n)
 
     def update(self, done: int, total: Optional[int] = None) -> None:
         """``done`` so far (and a new ``total``, when it became known or grew)."""
-        self.done = done
-        if total is not None:
-            self.total = total
-        now = self.clock()
-        if now - self._logged >= self.log_every_s:
-            self._logged = now
-            log.info("%s: %s", self.what, self.text())
-        if self.bar and now - self._drawn >= REDRAW_S:
-            self._drawn = now
-            self._draw()
+        with self._lock:
+            self.done = done
+            if total is not None:
+                self.total = total
+            if not self.enabled:
+                return
+            now = self.clock()
+            if now - self._logged >= self.log_every_s:
+                self._logged = now
+                log.info("%s: %s", self.what, self.text())
+            if self.bar and now - self._drawn >= REDRAW_S:
+                self._drawn = now
+                self._draw()
 
     def iterate(self, items: Iterable[T]) -> Iterator[T]:
         """``items``, counting one per item as it is taken."""
@@ -85,14 +100,19 @@ class Progress:
 
     # --- the end ----------------------------------------------------------------------------------
     def finish(self, failed: bool = False) -> None:
-        if self._finished:
-            return
-        self._finished = True
-        if self.bar:
-            self._write("\r" + " " * self._width() + "\r")
-        elapsed = self.clock() - self.started
-        log.info("%s: %s, %s in %.1f s", self.what, "failed" if failed else "done", self.text(),
-                 elapsed)
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+            if not self.enabled:
+                return
+            if self.bar:
+                self._write("\r" + " " * self._width() + "\r")
+            elapsed = self.clock() - self.started
+            log.info("%s: %s, %s in %.1f s", self.what, "failed" if failed else "done",
+                     self.text(), elapsed)
+
+    close = finish
 
     def __enter__(self) -> "Progress":
         return self
@@ -104,16 +124,19 @@ class Progress:
     # --- text -------------------------------------------------------------------------------------
     def text(self) -> str:
         """``3/10 partitions (30%)``, or ``3 batches`` with no total."""
+        fail = f", {self.failed} failed" if self.failed else ""
         if self.total is None:
-            return f"{self.done} {self.unit}"
+            return f"{self.done} {self.unit}{fail}"
         pct = 100 * self.done // self.total if self.total else 100
-        return f"{self.done}/{self.total} {self.unit} ({pct}%)"
+        return f"{self.done}/{self.total} {self.unit} ({pct}%{fail})"
 
     def _line(self) -> str:
         if self.total:
             filled = min(BAR_WIDTH, BAR_WIDTH * self.done // self.total)
-            return f"{self.what} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.text()}"
-        return f"{self.what} {self.text()}"
+            line = f"{self.what} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.text()}"
+        else:
+            line = f"{self.what} {self.text()}"
+        return f"{line} {self.item}"[:160] if self.item else line
 
     def _width(self) -> int:
         return len(self._line()) + 8

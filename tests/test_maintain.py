@@ -21,7 +21,7 @@ from spark_hive_acid.acid.log_records import decode, encode
 from spark_hive_acid.catalog.path import PathTable
 from spark_hive_acid.cli import main
 from spark_hive_acid.maintenance.maintain import MaintainSettings, maintain
-from spark_hive_acid.maintenance.progress import Progress
+from spark_hive_acid.progress import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,17 +63,19 @@ def test_batches_are_one_compaction_each_and_progress_shows(tmp_path, caplog):
     for i in range(5):
         W.needs_major(t, str(i), i * 100)
     stream = io.StringIO()  # not a terminal: progress goes to the log
-    with caplog.at_level(logging.INFO, logger="spark_hive_acid.maintenance.progress"):
+    with caplog.at_level(logging.INFO, logger="spark_hive_acid.progress"):
         report = maintain(_refs(t), MaintainSettings(batch=2, retention_hours=0,
                                                      progress_interval=0.0), stream=stream)
     assert report["summary"]["partitionsCompacted"] == 5
     assert [len(d["partitions"]) for d in report["tables"][0]["done"]] == [2, 2, 1]
     compactions = [h for h in PathTable(str(t)).history() if h["operation"] == "compact"]
     assert len(compactions) == 3
-    lines = [r.getMessage() for r in caplog.records]
-    assert lines and lines[-1].startswith("maintain [########################] 6/6 (100%)")
-    assert sum("6/6" in x for x in lines) == 1  # the end is logged once
-    assert "2/6" in lines[0]  # a line per step here (interval 0): 5 partitions + the vacuum
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("maintain:")]
+    assert lines[0] == "maintain: started, 0/6 partitions (0%)"
+    assert lines[-1].startswith("maintain: done, 6/6 partitions (100%) in ")
+    assert sum("done" in x for x in lines) == 1  # the end is logged once
+    # a line per step here (interval 0): 2 batches of 2 partitions, 1 of 1, then the vacuum
+    assert lines[1:-1] == [f"maintain: {n}/6 partitions ({100 * n // 6}%)" for n in (2, 4, 5, 6)]
     assert stream.getvalue() == ""
 
 
@@ -83,13 +85,16 @@ def test_progress_bar_on_a_terminal():
             return True
 
     out = Tty()
-    bar = Progress(4, "maintain", stream=out)
+    ticks = iter(range(100))
+    bar = Progress("maintain", 4, "partitions", stream=out, clock=lambda: float(next(ticks)))
     bar.advance(1, "t1")
     bar.advance(3, "t2", failed=True)
     bar.close()
     text = out.getvalue()
-    assert text.count("\r") == 3 and text.endswith("\n")
-    assert "1/4 (25%)" in text and "4/4 (100%, 1 failed)" in text
+    # two redraws, then the line erased so the command's own output starts clean
+    assert text.count("\r") == 4 and text.endswith("\r")
+    assert "[######..................] 1/4 partitions (25%) t1" in text
+    assert "4/4 partitions (100%, 1 failed) t2" in text
 
 
 def test_one_tables_failure_is_reported_and_the_others_are_compacted(tmp_path, capsys):

@@ -15,7 +15,7 @@ import sys
 from ..catalog import TableRef
 from ..maintenance.doctor import DEFAULT_CONCURRENCY, DoctorSettings, doctor
 from ..maintenance.maintain import DEFAULT_RETENTION_HOURS, MaintainSettings, maintain
-from ..maintenance.progress import Progress
+from ..progress import Progress
 from ..maintenance.render import prometheus, text
 from .warehouse_args import add_common, engines_of, options_of, positive, refs_of, thresholds_of
 
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _look(refs: list[TableRef], settings: DoctorSettings, quiet: bool) -> dict:
-    bar = Progress(len(refs), "doctor", enabled=not quiet and len(refs) > 1)
+    bar = Progress("doctor", len(refs), "tables", enabled=not quiet and len(refs) > 1)
     report = doctor(refs, settings, lambda what, n: bar.advance(n, what))
     bar.close()
     return report

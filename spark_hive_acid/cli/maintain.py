@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         concurrency=positive(args, "concurrency", DEFAULT_CONCURRENCY),
         retention_hours=args.retention_hours, progress=not args.no_progress)
     if settings.progress:  # progress lines are INFO records when stderr is not a terminal
-        logging.getLogger("spark_hive_acid.maintenance.progress").setLevel(logging.INFO)
+        logging.getLogger("spark_hive_acid.progress").setLevel(logging.INFO)
     report = maintain(refs, settings)
     if args.json:
         print(json.dumps(report, indent=2, default=str))

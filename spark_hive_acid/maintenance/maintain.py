@@ -32,7 +32,7 @@ from ..metastore.api import client_from_options
 from .doctor import DEFAULT_CONCURRENCY as DOCTOR_CONCURRENCY, metastore_views
 from .hms_findings import MetastoreView
 from .planner import TAKEOVER, Compaction, PlanSettings, TablePlan, plan_table
-from .progress import Progress
+from ..progress import Progress
 from .scan import scan_table
 from .takeover import cause_remains
 
@@ -88,8 +88,8 @@ def maintain(refs: Sequence[TableRef], settings: Optional[MaintainSettings] = No
         report["tables"] = [p.to_json() for p in plans]
     else:
         total = sum(p.partitions + int(p.vacuum) for p in plans)
-        bar = Progress(total, "maintain", stream=stream, enabled=settings.progress,
-                       interval=settings.progress_interval)
+        bar = Progress("maintain", total, "partitions", stream=stream, enabled=settings.progress,
+                       log_every_s=settings.progress_interval)
 
         def one(p: TablePlan) -> dict[str, Any]:
             return run_table(p, settings, run_units, parallelism, bar)
