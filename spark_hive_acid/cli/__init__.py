@@ -32,8 +32,8 @@ from typing import Optional, Sequence
 
 from .. import options as opt
 from ..exceptions import HiveAcidError, InvalidOptionError
-from . import table_commands
-from . import convert
+from . import convert, table_commands
+from .key_values import command_options
 from .inspect import inspect_table, render
 from .target import SNAPSHOT_OPTIONS, Target, open_target
 from .validate import validate_table
@@ -93,14 +93,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> dict[str, str]:
-    out = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidOptionError(f"-o {item!r}: write KEY=VALUE")
-        out[key.strip()] = value
-    if args.metastore_uri:
-        out["metastoreUri"] = args.metastore_uri
+    out = command_options(args)
     opt.check_entry(out, "hiveacid -o")
     if args.command in ("history", "validate"):
         chosen = [n for n in SNAPSHOT_OPTIONS if opt.get_str(out, n) is not None]

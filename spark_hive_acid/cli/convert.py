@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from ..exceptions import InvalidOptionError
+from .key_values import key_values
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -45,12 +46,7 @@ def _target(args: argparse.Namespace) -> Any:
                                  "(with --catalog KEY=VALUE ...)")
     if args.delta:
         return delta_target(args.delta)
-    props = {}
-    for item in args.catalog:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidOptionError(f"--catalog {item!r}: write KEY=VALUE")
-        props[key.strip()] = value
+    props = key_values(args.catalog, "--catalog")
     if not props:
         raise InvalidOptionError("--iceberg-table needs the catalog: --catalog type=sql "
                                  "--catalog uri=sqlite:///cat.db --catalog warehouse=file:///lake")

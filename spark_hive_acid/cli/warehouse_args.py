@@ -12,6 +12,7 @@ from ..exceptions import InvalidOptionError
 from ..maintenance.compat import ENGINES, parse_engines
 from ..maintenance.health import Thresholds
 from ..maintenance.targets import Targets, resolve
+from .key_values import command_options
 from .target import is_table_name
 
 
@@ -38,14 +39,7 @@ def add_common(p: argparse.ArgumentParser) -> None:
 
 
 def options_of(args: argparse.Namespace) -> dict[str, str]:
-    out = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidOptionError(f"-o {item!r}: write KEY=VALUE")
-        out[key.strip()] = value
-    if args.metastore_uri:
-        out["metastoreUri"] = args.metastore_uri
+    out = command_options(args)
     opt.check_known(out, f"hiveacid {args.command} -o", (opt.READ, opt.METASTORE, opt.STORAGE))
     return out
 
