@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import struct
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -78,8 +78,35 @@ def flush_length(fs: FileSystem, path: str) -> Optional[int]:
     return struct.unpack(">q", data[last:last + 8])[0]
 
 
+class OrcFile(po.ORCFile):  # type: ignore[misc]  # pyarrow ships no type hints
+    """An ORC file that owns its input stream: the stream is closed with it (:meth:`close`, a
+    ``with`` block, or when the last reference goes), so no file handle outlives its reader."""
+
+    def __init__(self, source: Any):
+        self._source: Any = None
+        super().__init__(source)
+        self._source = source
+
+    def close(self) -> None:
+        source, self._source = self._source, None
+        if source is not None and hasattr(source, "close"):
+            source.close()
+
+    def __enter__(self) -> "OrcFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
+
+
 def open_orc(fs: FileSystem, path: str, length: Optional[int] = None,
-             size: Optional[int] = None) -> po.ORCFile:
+             size: Optional[int] = None) -> OrcFile:
     """Open an ORC file; ``length`` limits reading to a committed prefix (streaming deltas);
     ``size`` (known from a listing) saves remote back-ends a status request."""
     try:
@@ -89,8 +116,13 @@ def open_orc(fs: FileSystem, path: str, length: Optional[int] = None,
             if len(data) < length:
                 raise CorruptFileError(
                     f"{path} is shorter ({len(data)} bytes) than its flush length {length}")
-            return po.ORCFile(pa.BufferReader(data))
-        return po.ORCFile(fs.open_input(path, size=size))
+            return OrcFile(pa.BufferReader(data))
+        stream = fs.open_input(path, size=size)
+        try:
+            return OrcFile(stream)
+        except BaseException:
+            stream.close()
+            raise
     except (CorruptFileError, StorageError):
         raise
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, ValueError) as e:

@@ -348,20 +348,22 @@ class TaskReader:
     def _read_parquet(self, s: FileSlice) -> Iterator[pa.RecordBatch]:
         import pyarrow.parquet as pq
 
-        try:
-            # INT96 (Hive's and Spark's timestamps) as microseconds: pyarrow's default unit, ns,
-            # silently wraps values outside 1677..2262
-            pf = pq.ParquetFile(self.fs.open_input(s.path), coerce_int96_timestamp_unit="us")
-        except (pa.ArrowInvalid, OSError) as e:
-            raise CorruptFileError(f"Cannot read Parquet file {s.path}: {e}") from e
-        file_cols = pf.schema_arrow.names
-        present = [i for i in self.data_needed if i < len(file_cols)]
-        cols = [file_cols[i] for i in present] or file_cols[:1]
-        for batch in pf.iter_batches(columns=cols):
-            layout = _SliceLayout(False, {}, file_cols, present, cols, False, False, False, None)
-            out = self._assemble(s, layout, batch, 0)
-            if out is not None and out.num_rows:
-                yield out
+        with self.fs.open_input(s.path) as stream:
+            try:
+                # INT96 (Hive's and Spark's timestamps) as microseconds: pyarrow's default unit,
+                # ns, silently wraps values outside 1677..2262
+                pf = pq.ParquetFile(stream, coerce_int96_timestamp_unit="us")
+            except (pa.ArrowInvalid, OSError) as e:
+                raise CorruptFileError(f"Cannot read Parquet file {s.path}: {e}") from e
+            file_cols = pf.schema_arrow.names
+            present = [i for i in self.data_needed if i < len(file_cols)]
+            cols = [file_cols[i] for i in present] or file_cols[:1]
+            for batch in pf.iter_batches(columns=cols):
+                layout = _SliceLayout(False, {}, file_cols, present, cols, False, False, False,
+                                      None)
+                out = self._assemble(s, layout, batch, 0)
+                if out is not None and out.num_rows:
+                    yield out
 
 
 def _rebased(layout: "_SliceLayout", i: int, arr: pa.Array) -> pa.Array:
