@@ -34,7 +34,7 @@ def _arm(kill_after: int, counter: str, match: str = "") -> None:
     """Count this process's storage mutations (in ``counter``); SIGKILL right after the
     ``kill_after``-th (0: never) of those whose path contains ``match``."""
     from spark_hive_acid.io.arrow_fs import ArrowFileSystem
-    from spark_hive_acid.io.s3_upload import S3Upload
+    from spark_hive_acid.io.object_upload import WholeUpload as S3Upload
 
     calls = [0, 0]
 

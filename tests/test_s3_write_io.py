@@ -17,10 +17,10 @@ import pytest
 from s3_server.proxy import FaultProxy
 from spark_hive_acid import write_table
 from spark_hive_acid.exceptions import PathExistsError, StorageError
-from spark_hive_acid.io import s3_conditional
+from spark_hive_acid.io import object_client, s3_conditional
 from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.io.s3_client import NONCE_HEADER
-from spark_hive_acid.io.s3_upload import S3Upload
+from spark_hive_acid.io.object_upload import WholeUpload as S3Upload
 
 pytestmark = pytest.mark.s3
 RACERS = 6
@@ -161,7 +161,7 @@ def test_writes_refused_without_conditional_creates_or_credentials(s3, monkeypat
 
 
 def test_the_probe_is_asked_once_per_bucket(s3):
-    s3_conditional._checked.clear()
+    object_client.forget_checks()
     mark = s3.log_mark()
     for k in range(3):
         write_table(_table(), s3.uri(f"w/t{k}"), options=s3.options())
@@ -189,7 +189,7 @@ def test_requests_of_an_append(s3):
     the layout, a write id, two data files, the commit record and the clean-up, in at most 45
     requests (pyarrow's calls cost 122: directory markers put for every directory and put back
     after every delete, and a multipart upload of three requests for every small file)."""
-    s3_conditional._checked.clear()
+    object_client.forget_checks()
     mark = s3.log_mark()
     write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "p": ["a", "b", "a"]}),
                 s3.uri("w/t"), partition_by=["p"], options=s3.options())

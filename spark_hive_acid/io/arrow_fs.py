@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, Callable, Optional, Union
 from ..exceptions import StorageError, PathNotFoundError
 from .arrow_files import ArrowRangedFile, RecentFiles
 from .filesystem import FileStatus, FileSystem
-from .s3_writes import S3Writes
+from .object_writes import ObjectWrites
 
 _log = logging.getLogger(__name__)
 
@@ -95,9 +95,9 @@ class ArrowFileSystem(FileSystem):
 
     def __init__(self, source: ArrowSource, *, scheme: str, atomic_rename: bool,
                  display_prefix: str = "", ranged_reads: Optional[bool] = None,
-                 writes: Optional[S3Writes] = None) -> None:
+                 writes: Optional[ObjectWrites] = None) -> None:
         self._source = source
-        #: S3's conditional creates and in-place uploads (None: writes refused, or HDFS)
+        #: conditional creates and in-place uploads (None: writes refused, or HDFS)
         self.writes = writes
         self.writes_in_place = writes is not None
         self.scheme = scheme

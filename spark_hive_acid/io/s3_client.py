@@ -8,13 +8,10 @@ AWS Signature Version 4 (:func:`.s3_conditional.sign`), over ``requests``, with 
 :mod:`.s3_settings` (``fs.s3a.*`` options, the URI's query, the environment).
 
 * :meth:`S3Client.create_exclusive`: ``PutObject`` with ``If-None-Match: *`` carrying a random
-  nonce as user metadata. 412 means the object exists. An answer that never came (a timeout, a
-  connection cut after sending) or a 5xx is resolved by reading the object's metadata back: the
-  nonce says whether the object there is this call's; absent, the put is sent again (it is
-  conditional, so a late copy of the first one cannot overwrite anything). Never guessed.
-* :class:`.s3_upload.S3Upload`: a writable stream; one ``PutObject`` for a small object, a
-  multipart upload above :data:`PART_SIZE`; closing it publishes the object (conditionally when
-  ``exclusive``), :meth:`~.s3_upload.S3Upload.abort` leaves nothing.
+  nonce as user metadata (``x-amz-meta-hiveacid-nonce``); 412 means the object exists, a lost
+  answer is resolved by the nonce (:meth:`.object_client.ObjectClient.conditional_create`).
+* the calls of :class:`.object_upload.WholeUpload`: one ``PutObject`` for a small object, a
+  multipart upload above its part size; completing it conditionally when ``exclusive``.
 """
 from __future__ import annotations
 
@@ -22,8 +19,6 @@ import base64
 import hashlib
 import logging
 import threading
-import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 from urllib.parse import quote
@@ -31,6 +26,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from ..exceptions import AnswerLostError, PathExistsError, StorageError
+from .object_client import ATTEMPTS, BUSY, CREATED, EXISTS, UNSURE, ObjectClient, pause
 from .s3_conditional import object_url, sign
 from .s3_settings import S3Settings
 
@@ -38,64 +34,31 @@ log = logging.getLogger(__name__)
 
 #: User metadata holding a create's nonce (``x-amz-meta-hiveacid-nonce``).
 NONCE_HEADER = "x-amz-meta-hiveacid-nonce"
-#: 5xx answers and lost answers are retried this many times (with the nonce check in between).
-ATTEMPTS = 6
-#: 409 ConditionalRequestConflict (another conditional put of the key in flight): retried after
-#: a pause, then the 412 that follows tells who won.
-CONFLICT_PAUSE_S = 0.05
 
 
 @dataclass(frozen=True)
-class S3Client:
+class S3Client(ObjectClient):
     """Signed requests to one S3 service (picklable: its settings; a session per thread)."""
 
     settings: S3Settings
     timeout: float = 60.0
     _local: Any = field(default_factory=threading.local, compare=False, repr=False)
 
-    def __getstate__(self) -> dict:
-        return {"settings": self.settings, "timeout": self.timeout}
-
-    def __setstate__(self, state: dict) -> None:
-        object.__setattr__(self, "settings", state["settings"])
-        object.__setattr__(self, "timeout", state["timeout"])
-        object.__setattr__(self, "_local", threading.local())
+    nonce_header = NONCE_HEADER
+    label_scheme = "s3"
 
     @property
     def where(self) -> str:
         return self.settings.endpoint or "AWS S3"
-
-    def _session(self) -> Any:
-        s = getattr(self._local, "session", None)
-        if s is None:
-            import requests
-
-            s = self._local.session = requests.Session()
-        return s
 
     def url(self, bucket: str, key: str, query: str = "") -> str:
         return object_url(self.settings, bucket, key) + (f"?{query}" if query else "")
 
     def send(self, method: str, bucket: str, key: str, *, query: str = "",
              headers: Optional[Mapping[str, str]] = None, body: bytes = b"") -> Any:
-        """One signed request; AnswerLostError when it was sent and no answer came, StorageError when
-        the endpoint cannot be reached at all."""
-        import requests
-
         url = self.url(bucket, key, query)
         signed = sign(method, url, dict(headers or {}), body, self.settings)
-        try:
-            return self._session().request(method, url, data=body, headers=signed,
-                                           timeout=self.timeout)
-        except requests.ConnectionError as e:
-            if _never_sent(e):
-                raise StorageError(f"Cannot reach the S3 endpoint {self.where} for "
-                                   f"s3://{bucket}/{key}: {e}") from e
-            raise AnswerLostError(f"{method} s3://{bucket}/{key}: no answer from {self.where} "
-                             f"({e})") from e
-        except requests.Timeout as e:
-            raise AnswerLostError(f"{method} s3://{bucket}/{key}: no answer from {self.where} within "
-                             f"{self.timeout:.0f} s ({e})") from e
+        return self.request(method, url, signed, body, self.label(bucket, key))
 
     def error(self, what: str, bucket: str, key: str, res: Any) -> StorageError:
         code = _error_code(res)
@@ -106,57 +69,23 @@ class S3Client:
                             f"HTTP {res.status_code} {code or res.text[:200]}")
 
     # --- create if absent ------------------------------------------------------------------
-    def head(self, bucket: str, key: str) -> Optional[Mapping[str, str]]:
-        """The object's headers (its user metadata among them), or None when there is none."""
-        for attempt in range(ATTEMPTS):
-            try:
-                res = self.send("HEAD", bucket, key)
-            except AnswerLostError:
-                _pause(attempt)
-                continue
-            if res.status_code == 404:
-                return None
-            if res.ok:
-                return {k.lower(): v for k, v in res.headers.items()}
-            if res.status_code < 500:
-                raise self.error("reading the metadata of", bucket, key, res)
-            _pause(attempt)
-        raise StorageError(f"No answer from {self.where} about s3://{bucket}/{key} after "
-                           f"{ATTEMPTS} attempts")
-
-    def is_ours(self, bucket: str, key: str, nonce: str) -> Optional[bool]:
-        """Whether the object at ``key`` was created with ``nonce``; None when there is none."""
-        found = self.head(bucket, key)
-        return None if found is None else found.get(NONCE_HEADER) == nonce
+    def create_outcome(self, res: Any, bucket: str, key: str) -> str:
+        if res.ok:
+            return CREATED
+        if res.status_code == 412:
+            return EXISTS
+        if res.status_code == 409:  # ConditionalRequestConflict: another put of the key in flight
+            return BUSY
+        if res.status_code < 500:
+            raise self.error("creating", bucket, key, res)
+        return UNSURE
 
     def create_exclusive(self, bucket: str, key: str, data: bytes) -> bool:
         """Create the object only if absent; False when it existed (see the module docstring)."""
-        nonce = uuid.uuid4().hex
-        headers = {"If-None-Match": "*", NONCE_HEADER: nonce}
-        unsure = False  # a put of ours may have been applied without our hearing of it
-        for attempt in range(ATTEMPTS):
-            try:
-                res = self.send("PUT", bucket, key, headers=headers, body=data)
-            except AnswerLostError as e:
-                log.warning("%s: resolving by reading the object back", e)
-                unsure = True
-            else:
-                if res.ok:
-                    return True
-                if res.status_code == 412:
-                    return bool(self.is_ours(bucket, key, nonce)) if unsure else False
-                if res.status_code == 409:  # another conditional put of this key in flight
-                    time.sleep(CONFLICT_PAUSE_S * (attempt + 1))
-                    continue
-                if res.status_code < 500:
-                    raise self.error("creating", bucket, key, res)
-                unsure = True  # a 5xx may have been applied
-            mine = self.is_ours(bucket, key, nonce)
-            if mine is not None:
-                return mine
-            _pause(attempt)
-        raise StorageError(f"Could not create s3://{bucket}/{key} at {self.where}: no answer "
-                           f"after {ATTEMPTS} attempts (nothing is left there)")
+        def put(nonce: dict[str, str]) -> Any:
+            return self.send("PUT", bucket, key, headers={"If-None-Match": "*", **nonce},
+                             body=data)
+        return self.conditional_create(bucket, key, put)
 
     # --- objects and multipart uploads -------------------------------------------------------
     def put(self, bucket: str, key: str, data: bytes, *, exclusive: bool = False) -> None:
@@ -165,19 +94,19 @@ class S3Client:
             if not self.create_exclusive(bucket, key, data):
                 raise PathExistsError(f"s3://{bucket}/{key} exists")
             return
-        res = self._retried("PUT", bucket, key, body=data)
+        res = self.retried("PUT", bucket, key, body=data)
         if not res.ok:
             raise self.error("writing", bucket, key, res)
 
     def start_upload(self, bucket: str, key: str) -> str:
-        res = self._retried("POST", bucket, key, query="uploads=")
+        res = self.retried("POST", bucket, key, query="uploads=")
         if not res.ok:
             raise self.error("starting an upload of", bucket, key, res)
         return _xml_text(res.content, "UploadId")
 
     def upload_part(self, bucket: str, key: str, upload_id: str, number: int,
                     data: bytes) -> str:
-        res = self._retried("PUT", bucket, key,
+        res = self.retried("PUT", bucket, key,
                             query=f"partNumber={number}&uploadId={quote(upload_id, safe='')}",
                             body=data)
         if not res.ok:
@@ -210,14 +139,14 @@ class S3Client:
                     return
             if res is not None and 400 <= res.status_code < 500:
                 raise self.error("completing the upload of", bucket, key, res)
-            _pause(attempt)
+            pause(attempt)
         raise StorageError(f"Could not complete the upload of s3://{bucket}/{key} at "
                            f"{self.where} after {ATTEMPTS} attempts")
 
     def abort_upload(self, bucket: str, key: str, upload_id: str) -> None:
         """Abandon a multipart upload (best effort: a bucket lifecycle rule reclaims any left)."""
         try:
-            res = self._retried("DELETE", bucket, key, query=f"uploadId={quote(upload_id, safe='')}")
+            res = self.retried("DELETE", bucket, key, query=f"uploadId={quote(upload_id, safe='')}")
             if not res.ok and res.status_code != 404:
                 log.warning("Could not abort the upload of s3://%s/%s: HTTP %d", bucket, key,
                             res.status_code)
@@ -226,7 +155,7 @@ class S3Client:
 
     def delete(self, bucket: str, key: str) -> None:
         """``DeleteObject`` (a missing key is no error in S3)."""
-        res = self._retried("DELETE", bucket, key)
+        res = self.retried("DELETE", bucket, key)
         if not res.ok and res.status_code != 404:
             raise self.error("deleting", bucket, key, res)
 
@@ -237,40 +166,10 @@ class S3Client:
                 f"<Object><Key>{escape(k)}</Key></Object>" for k in keys[i:i + 1000])
                 + "</Delete>").encode("utf-8")
             md5 = base64.b64encode(hashlib.md5(body).digest()).decode("ascii")
-            res = self._retried("POST", bucket, "", query="delete=", body=body,
+            res = self.retried("POST", bucket, "", query="delete=", body=body,
                                 headers={"Content-MD5": md5})
             if not res.ok or b"<Error>" in res.content:
                 raise self.error("deleting objects under", bucket, keys[i], res)
-
-    def _retried(self, method: str, bucket: str, key: str, *, query: str = "",
-                 body: bytes = b"", headers: Optional[Mapping[str, str]] = None) -> Any:
-        """An idempotent request, sent again after a lost answer or a 5xx."""
-        res = None
-        for attempt in range(ATTEMPTS):
-            try:
-                res = self.send(method, bucket, key, query=query, body=body, headers=headers)
-            except AnswerLostError:
-                _pause(attempt)
-                continue
-            if res.status_code < 500:
-                return res
-            _pause(attempt)
-        if res is not None:
-            return res
-        raise StorageError(f"No answer from {self.where} to {method} s3://{bucket}/{key} after "
-                           f"{ATTEMPTS} attempts")
-
-
-def _pause(attempt: int) -> None:
-    time.sleep(min(0.05 * 2 ** attempt, 2.0))
-
-
-def _never_sent(e: BaseException) -> bool:
-    """Whether a connection error happened before the request went out (refused, no route):
-    then it was certainly not applied."""
-    text = repr(e)
-    return any(m in text for m in ("Connection refused", "NewConnectionError",
-                                   "Name or service not known", "No route to host"))
 
 
 def _error_code(res: Any) -> str:

@@ -1,6 +1,6 @@
 """Does an S3 endpoint honour conditional creates (``PutObject`` with ``If-None-Match: *``)?
 
-Object-store writes (to come) will commit by creating log records only if absent, which S3 offers
+Object-store writes commit by creating log records only if absent, which S3 offers
 as ``PutObject`` with ``If-None-Match: *``: the first such put of a key succeeds, every later one
 answers ``412 Precondition Failed``. An endpoint that ignores the header (older S3-compatible
 servers and gateways) would let two writers both "win", so writes must refuse it.
@@ -16,33 +16,17 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-import logging
-import threading
-import uuid
-from dataclasses import dataclass
 from typing import Mapping, Optional
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from ..exceptions import InvalidOptionError, StorageError
-from . import s3_settings
+from . import object_client, s3_settings
+from .object_client import ConditionalCreateCheck
 from .s3_settings import S3Settings
 
-_log = logging.getLogger(__name__)
-
-PROBE_DIR = "_hiveacid_probe"
+__all__ = ["ConditionalCreateCheck", "checked_once", "object_url", "probe", "sign",
+           "supports_conditional_create"]
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
-
-
-@dataclass(frozen=True)
-class ConditionalCreateCheck:
-    """The answer: ``supported`` and, either way, what the endpoint did (``detail``)."""
-
-    supported: bool
-    endpoint: str
-    detail: str
-
-    def __bool__(self) -> bool:
-        return self.supported
 
 
 def _hmac(key: bytes, msg: str) -> bytes:
@@ -116,22 +100,11 @@ def supports_conditional_create(uri: str, options: Optional[Mapping[str, str]] =
     return probe(settings, parts.netloc, parts.path.strip("/"), uri, timeout)
 
 
-_checked: dict[tuple[Optional[str], str], ConditionalCreateCheck] = {}
-_checked_lock = threading.Lock()
-
-
 def checked_once(settings: S3Settings, bucket: str, prefix: str,
                  uri: str) -> ConditionalCreateCheck:
-    """:func:`probe`, asked once per endpoint and bucket in this process (writers ask before
-    their first write; the answer does not change while a process runs)."""
-    key = (settings.endpoint, bucket)
-    with _checked_lock:
-        found = _checked.get(key)
-    if found is None:
-        found = probe(settings, bucket, prefix, uri)
-        with _checked_lock:
-            _checked[key] = found
-    return found
+    """:func:`probe`, asked once per endpoint and bucket in this process."""
+    return object_client.checked_once(("s3", settings.endpoint, bucket),
+                                      lambda: probe(settings, bucket, prefix, uri))
 
 
 def probe(settings: S3Settings, bucket: str, prefix: str, uri: str,
@@ -139,7 +112,7 @@ def probe(settings: S3Settings, bucket: str, prefix: str, uri: str,
     """The probe of :func:`supports_conditional_create` on ``bucket`` under ``prefix``."""
     import requests
 
-    key = "/".join(p for p in (prefix.strip("/"), PROBE_DIR, uuid.uuid4().hex) if p)
+    key = object_client.probe_key(prefix)
     url = object_url(settings, bucket, key)
     where = settings.endpoint or "AWS S3"
     body = b"conditional create probe"
@@ -152,27 +125,8 @@ def probe(settings: S3Settings, bucket: str, prefix: str, uri: str,
         except requests.RequestException as e:
             raise StorageError(f"Cannot reach the S3 endpoint {where} for {uri}: {e}") from e
 
-    first = send("PUT", {"If-None-Match": "*"}, body)
-    try:
-        if first.status_code in (400, 501) and "NotImplemented" in first.text:
-            return ConditionalCreateCheck(False, where, "the endpoint does not implement "
-                                          f"If-None-Match on PutObject ({first.status_code})")
-        if not first.ok:
-            raise StorageError(f"S3 endpoint {where} refused a PutObject to {bucket}/{key}: "
-                               f"HTTP {first.status_code} {first.text[:300]}")
-        second = send("PUT", {"If-None-Match": "*"}, body)
-        if second.status_code in (412, 409):
-            return ConditionalCreateCheck(True, where, "a second conditional PutObject of the "
-                                          f"same key was refused ({second.status_code})")
-        if second.ok:
-            return ConditionalCreateCheck(False, where, "the endpoint ignored If-None-Match: * "
-                                          "(a second PutObject of the same key succeeded): two "
-                                          "writers could both create one log record")
-        return ConditionalCreateCheck(False, where, "unexpected answer to a second conditional "
-                                      f"PutObject: HTTP {second.status_code} {second.text[:200]}")
-    finally:
-        if first.ok:
-            gone = send("DELETE", {})
-            if not gone.ok:
-                _log.warning("Could not delete the probe object %s/%s: HTTP %d", bucket,
-                             key, gone.status_code)
+    return object_client.probe_twice(
+        lambda: send("PUT", {"If-None-Match": "*"}, body), lambda: send("DELETE", {}), where,
+        "PutObject", "If-None-Match: *", (412, 409),
+        lambda first: first.status_code in (400, 501) and "NotImplemented" in first.text,
+        f"{bucket}/{key}")

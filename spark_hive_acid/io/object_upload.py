@@ -1,20 +1,40 @@
-"""A writable stream to one S3 object that appears whole on close, or not at all.
+"""A writable stream to one object that appears whole on close, or not at all (any store).
 
-Small objects are one ``PutObject`` on close; above :data:`PART_SIZE` bytes the stream starts a
-multipart upload and sends a part whenever it holds that much. :meth:`S3Upload.close` completes
-it (with ``If-None-Match: *`` when ``exclusive``: PathExistsError, and nothing written, when the
-object exists), :meth:`S3Upload.abort` abandons it, and leaving a ``with`` block on an exception
-aborts: a writer that fails half way leaves no partial object (pyarrow's stream would complete
-it). An object that is never closed (the process died) stays an unfinished upload, invisible;
-a bucket lifecycle rule (``AbortIncompleteMultipartUpload``) reclaims its parts.
+Small objects are one put on close; above :data:`PART_SIZE` bytes the stream starts a
+multipart upload (S3; Azure: blocks) and sends a part whenever it holds that much.
+:meth:`WholeUpload.close` completes it (conditionally when ``exclusive``: PathExistsError, and
+nothing written, when the object exists), :meth:`WholeUpload.abort` abandons it, and leaving a
+``with`` block on an exception aborts: a writer that fails half way leaves no partial object
+(pyarrow's stream would complete it). An object that is never closed (the process died) stays an
+unfinished upload, invisible (S3: a bucket lifecycle rule, ``AbortIncompleteMultipartUpload``,
+reclaims its parts; Azure drops uncommitted blocks after a week).
+
+The client (:class:`UploadClient`) sends the store's requests.
 """
 from __future__ import annotations
 
 import io
 import logging
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
-from .s3_client import S3Client
+
+class UploadClient(Protocol):
+    """The calls a :class:`WholeUpload` makes (``S3Client``, ``AzureClient``)."""
+
+    label_scheme: str
+
+    def put(self, container: str, key: str, data: bytes, *, exclusive: bool = False) -> None: ...
+
+    def start_upload(self, container: str, key: str) -> str: ...
+
+    def upload_part(self, container: str, key: str, upload_id: str, number: int,
+                    data: bytes) -> str: ...
+
+    def finish_upload(self, container: str, key: str, upload_id: str, parts: list[str], *,
+                      exclusive: bool = False) -> None: ...
+
+    def abort_upload(self, container: str, key: str, upload_id: str) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -22,16 +42,17 @@ log = logging.getLogger(__name__)
 PART_SIZE = 16 << 20
 
 
-class S3Upload(io.RawIOBase):
-    """See the module docstring. ``display`` names the object in messages."""
+class WholeUpload(io.RawIOBase):
+    """See the module docstring. ``bucket`` is the container (S3 bucket, Azure container);
+    ``display`` names the object in messages."""
 
-    def __init__(self, client: S3Client, bucket: str, key: str, *, exclusive: bool = False,
+    def __init__(self, client: UploadClient, bucket: str, key: str, *, exclusive: bool = False,
                  part_size: int = PART_SIZE, display: Optional[str] = None) -> None:
         super().__init__()
         self.client, self.bucket, self.key = client, bucket, key
         self.exclusive = exclusive
         self.part_size = max(int(part_size), 5 << 20)
-        self.display = display or f"s3://{bucket}/{key}"
+        self.display = display or f"{client.label_scheme}://{bucket}/{key}"
         self._buffer = bytearray()
         self._upload_id: Optional[str] = None
         self._etags: list[str] = []
