@@ -37,6 +37,7 @@ from .options_table import (
     INT as INT,
     METASTORE as METASTORE,
     OPTIONS as OPTIONS,
+    SUFFIXED as SUFFIXED,
     PROPERTIES as PROPERTIES,
     RAW as RAW,
     READ as READ,
@@ -57,6 +58,16 @@ SPARK_KEYS = frozenset({"path", "paths", "provider", "owner", "location", "check
                         "queryname"})
 
 
+def registry_key(key: str) -> str:
+    """The registry's key for ``key`` (lower case): itself, or the option of :data:`SUFFIXED` it
+    extends (``fs.azure.account.key.<account>.dfs.core.windows.net``)."""
+    low = key.lower()
+    for name in SUFFIXED:
+        if low.startswith(name + ".") and len(low) > len(name) + 1:
+            return name
+    return low
+
+
 def check_known(options: Optional[Mapping[str, object]], where: str,
                 scopes: Iterable[str] = (READ, WRITE, METASTORE, STORAGE)) -> None:
     """Raise UnknownOptionError for an option name no entry point knows (case-insensitive),
@@ -64,7 +75,7 @@ def check_known(options: Optional[Mapping[str, object]], where: str,
     options the message lists (those ``where`` takes)."""
     wanted = frozenset(scopes)
     for key in options or {}:
-        low = str(key).lower()
+        low = registry_key(str(key))
         if low in BY_KEY or low in SPARK_KEYS:
             continue
         close = difflib.get_close_matches(low, list(BY_KEY), n=1, cutoff=0.6)
@@ -90,7 +101,7 @@ def check_entry(options: Optional[Mapping[str, object]], entry: str,
     check_known(options, where, ENTRY_POINTS[entry])
     given = {str(k).lower(): v for k, v in (options or {}).items() if v is not None}
     for key in given:
-        o = BY_KEY.get(key)
+        o = BY_KEY.get(registry_key(key))
         if o is None or takes(entry, o):
             continue  # a key Spark adds itself
         others = [e for e in ENTRY_POINTS if takes(e, o)]

@@ -55,6 +55,10 @@ def _opt(name: str, scopes: Iterable[str], doc: str, kind: str = STR, default: A
 
 
 
+#: an option also given with a suffix: ``fs.azure.account.key.<account>.<host>`` (Hadoop ABFS)
+AZURE_KEY = "fs.azure.account.key"
+SUFFIXED = (AZURE_KEY,)
+
 _BOTH = (READ, WRITE, STREAM)
 _STORE = (READ, WRITE, STORAGE)
 _HMS = (READ, WRITE, METASTORE)
@@ -205,6 +209,13 @@ OPTIONS: tuple[Option, ...] = (
          "a scheme", BOOL, default_doc="unset"),
     _opt("fs.s3a.anonymous", _STORE, "`true`: unsigned requests (public buckets)", BOOL,
          default_doc="unset"),
+    # Azure Blob (abfs://, abfss://): io/azure_settings.py, docs/storage.md
+    _opt(AZURE_KEY, _STORE, "Azure storage account key (Shared Key, base64); Hadoop ABFS's "
+         "`fs.azure.account.key.<account>.dfs.core.windows.net` is taken too, for that account",
+         default_doc="unset"),
+    _opt("fs.azure.blob.endpoint", _STORE, "the account's Blob service URL, "
+         "`http(s)://host:port/account` for an emulator (Azurite)",
+         default_doc="`https://<account>.blob.core.windows.net`"),
 )
 
 #: Options that name the table (checked by ``options.path_or_table`` where they meet), taken by

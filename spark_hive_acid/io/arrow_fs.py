@@ -34,8 +34,9 @@ OBJECT_STORE_WRITE_REFUSAL = (
     "final name instead (docs/storage.md, \"Object stores: writes\")")
 NO_CONDITIONAL_WRITES = (
     "Writes to {scheme}:// tables are refused: they need the store's conditional create "
-    "(create-if-absent), which this library implements for S3 only (s3://, s3a://; GCS's "
-    "ifGenerationMatch=0 and Azure's If-None-Match are not implemented yet). Nothing was written")
+    "(create-if-absent), which this library implements for S3 (s3://, s3a://) and Azure Blob "
+    "(abfs[s]://container@account.dfs.core.windows.net/path); GCS's ifGenerationMatch=0 is not "
+    "implemented yet. Nothing was written")
 
 
 @dataclass(frozen=True)

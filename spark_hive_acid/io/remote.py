@@ -10,8 +10,10 @@ Schemes and how they are served:
 * ``s3://``, ``s3a://``, ``s3n://``, ``gs://``, ``gcs://``, ``abfs://``, ``abfss://``: pyarrow's
   ``FileSystem.from_uri`` (credentials from the environment, as pyarrow reads them), or, for S3
   with Hadoop's ``fs.s3a.*`` options (endpoint, keys, path style; :mod:`.s3_settings`), a
-  ``pyarrow.fs.S3FileSystem`` built from them. Writes on S3 put files at their final names and
-  claim names with conditional creates (:mod:`.s3_writes`); other object stores refuse writes.
+  ``pyarrow.fs.S3FileSystem`` built from them; for ``abfs[s]://container@account.dfs.core.
+  windows.net/path`` with a key or endpoint given (:mod:`.azure_settings`), a
+  ``pyarrow.fs.AzureFileSystem``. Writes on S3 and Azure Blob put files at their final names and
+  claim names with conditional creates (:mod:`.s3_writes`, :mod:`.azure_writes`); GCS refuses.
 
 Options (case-insensitive): ``hdfsClient``, ``webhdfsUrl``, ``hdfsUser`` (default the environment's
 ``HADOOP_USER_NAME``, else the login name), ``webhdfsAuth`` (``simple`` | ``kerberos``),
@@ -28,9 +30,13 @@ from urllib.parse import urlsplit
 
 from .. import options as opt
 from ..exceptions import InvalidOptionError, StorageError
-from . import s3_settings
+from . import azure_settings, s3_settings
 from .arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available, short_error
+from .azure_client import AzureClient
+from .azure_settings import AzureSettings
+from .azure_writes import AzureWrites
 from .filesystem import FileSystem
+from .object_writes import ObjectWrites
 from .parallel import list_dirs_parallel
 from .registry import register_filesystem
 from .s3_client import S3Client
@@ -131,24 +137,38 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
     import pyarrow as pa
     from pyarrow import fs as pafs
 
+    def _azure_settings(uri: str) -> Optional[tuple[AzureSettings, str]]:
+        named = azure_settings.container_and_account(uri)
+        if named is None:
+            return None
+        container, account, below = named
+        return (azure_settings.resolve(account, options),
+                "/".join(p for p in (container, below) if p))
+
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     arrow_scheme = _OBJECT_STORE_SCHEMES[scheme]
     arrow_uri = arrow_scheme + uri[len(scheme):]
+    azure = _azure_settings(uri) if arrow_scheme.startswith("abfs") else None
     try:
         if arrow_scheme == "s3" and s3_settings.given_as_options(options):
             settings = s3_settings.resolve(uri, options)
             arrow = pafs.S3FileSystem(**settings.arrow_kwargs())
             path = (parts.netloc + parts.path).rstrip("/")
+        elif azure is not None and azure[0].explicit:
+            arrow = pafs.AzureFileSystem(**azure[0].arrow_kwargs())
+            path = azure[1]
         else:
             arrow, path = pafs.FileSystem.from_uri(arrow_uri)
     except (pa.ArrowInvalid, ValueError) as e:
         raise InvalidOptionError(f"Cannot use {uri}: {e}") from e
     except OSError as e:
         raise StorageError(f"Cannot reach the object store for {uri}: {short_error(e)}") from e
-    writes = None
+    writes: Optional[ObjectWrites] = None
     if arrow_scheme == "s3":  # conditional creates and in-place uploads (io.s3_writes)
         writes = S3Writes(S3Client(s3_settings.resolve(uri, options)), scheme)
+    elif azure is not None:  # the same on Azure Blob (io.azure_writes)
+        writes = AzureWrites(AzureClient(azure[0]), scheme)
     fs = ArrowFileSystem(arrow, scheme=scheme, atomic_rename=False, display_prefix=f"{scheme}://",
                          writes=writes)
     return fs, path
