@@ -1,4 +1,6 @@
-"""Where the storage write tests run: the WebHDFS double, a real HDFS, and the S3 server.
+"""Where the storage write tests run: the WebHDFS double, a real HDFS, the S3 server and the
+Azure Blob server (Azurite: ``[azure]``, marker ``azure``, ``abfs://container@devstoreaccount1.
+dfs.core.windows.net/...`` with ``AZURE_STORAGE_CONNECTION_STRING`` set for the test).
 
 Tests about writing through a remote store (appends, DML, compaction, vacuum, concurrent commits,
 the streaming sink) take the ``storage_target`` fixture and run three times: ``[double]`` and
@@ -19,7 +21,7 @@ import pytest
 from webhdfs_targets import WebHdfsTarget, webhdfs_target_of
 
 KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
-         pytest.param("s3", marks=pytest.mark.s3)]
+         pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure)]
 
 
 @dataclass
@@ -77,10 +79,52 @@ class S3Target:
         return local_dir
 
 
+@dataclass
+class AzureTarget:
+    """A container of the Azure Blob server (Azurite), with the calls of :class:`S3Target`."""
+
+    container: object  # azure_server.fixtures.AzureContainer
+    kind: str = "azure"
+    real = True
+
+    def uri(self, path: str = "/", scheme: str = "abfs") -> str:
+        """``abfs://container@devstoreaccount1.dfs.core.windows.net/path`` whatever ``scheme``."""
+        return self.container.uri(path.lstrip("/"))
+
+    def options(self, **extra: str) -> dict[str, str]:
+        return self.container.options(**extra)
+
+    def keys(self, path: str) -> list[str]:
+        return self.container.keys(path)
+
+    def names(self, path: str) -> list[str]:
+        prefix = path.strip("/") + "/"
+        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.keys(path)} - {""})
+
+    def exists(self, path: str) -> bool:
+        return bool(self.keys(path)) or path.strip("/") in self.keys(path.rsplit("/", 1)[0])
+
+    def read(self, path: str) -> bytes:
+        return self.container.read(path)
+
+    def upload(self, local_dir: str, path: str) -> str:
+        return self.container.upload(local_dir, path.strip("/"))
+
+    def download(self, path: str, local_dir: str) -> str:
+        return self.container.download(path, local_dir)
+
+
 @pytest.fixture(params=KINDS)
 def storage_target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-                   ) -> Iterator[WebHdfsTarget | S3Target]:
-    """The WebHDFS double, the real MiniDFSCluster, then a bucket on the S3 server."""
+                   ) -> Iterator[WebHdfsTarget | S3Target | AzureTarget]:
+    """The WebHDFS double, the real MiniDFSCluster, a bucket on the S3 server, then a container
+    on the Azure Blob server."""
+    if request.param == "azure":
+        container = request.getfixturevalue("azure")
+        for k, v in container.environment().items():
+            monkeypatch.setenv(k, v)
+        yield AzureTarget(container)
+        return
     if request.param != "s3":
         with webhdfs_target_of(request.param, request,
                                request.getfixturevalue("tmp_path")) as target:
