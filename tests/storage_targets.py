@@ -24,8 +24,23 @@ KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
          pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure)]
 
 
+class _Keyed:
+    """``names`` and ``exists`` from ``keys`` (an object store has keys, not directories)."""
+
+    def keys(self, path: str) -> list[str]:
+        raise NotImplementedError
+
+    def names(self, path: str) -> list[str]:
+        """The names directly below ``path`` (files and "directories")."""
+        prefix = path.strip("/") + "/"
+        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.keys(path)} - {""})
+
+    def exists(self, path: str) -> bool:
+        return bool(self.keys(path)) or path.strip("/") in self.keys(path.rsplit("/", 1)[0])
+
+
 @dataclass
-class S3Target:
+class S3Target(_Keyed):
     """A bucket of the S3 server, with the calls of :class:`WebHdfsTarget` the write tests use."""
 
     bucket: object  # s3_server.fixtures.S3Bucket
@@ -46,14 +61,6 @@ class S3Target:
                 Bucket=self.bucket.name, Prefix=prefix):
             out += [o["Key"] for o in page.get("Contents", [])]
         return out
-
-    def names(self, path: str) -> list[str]:
-        """The names directly below ``path`` (files and "directories")."""
-        prefix = path.strip("/") + "/"
-        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.keys(path)} - {""})
-
-    def exists(self, path: str) -> bool:
-        return bool(self.keys(path)) or path.strip("/") in self.keys(path.rsplit("/", 1)[0])
 
     def read(self, path: str) -> bytes:
         return self.bucket.client().get_object(Bucket=self.bucket.name,
@@ -80,7 +87,7 @@ class S3Target:
 
 
 @dataclass
-class AzureTarget:
+class AzureTarget(_Keyed):
     """A container of the Azure Blob server (Azurite), with the calls of :class:`S3Target`."""
 
     container: object  # azure_server.fixtures.AzureContainer
@@ -96,13 +103,6 @@ class AzureTarget:
 
     def keys(self, path: str) -> list[str]:
         return self.container.keys(path)
-
-    def names(self, path: str) -> list[str]:
-        prefix = path.strip("/") + "/"
-        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.keys(path)} - {""})
-
-    def exists(self, path: str) -> bool:
-        return bool(self.keys(path)) or path.strip("/") in self.keys(path.rsplit("/", 1)[0])
 
     def read(self, path: str) -> bytes:
         return self.container.read(path)

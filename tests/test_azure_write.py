@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import http.server
-import multiprocessing as mp
 import random
 import threading
 
@@ -27,10 +26,9 @@ from spark_hive_acid.io.azure_client import NONCE_HEADER
 from spark_hive_acid.io.object_upload import WholeUpload
 from spark_hive_acid.io.registry import get_filesystem
 from test_s3_write import no_rename  # noqa: F401  (any rename or copy fails the test)
+from test_s3_write_io import race_for_names
 
 pytestmark = pytest.mark.azure
-RACERS = 6
-KEYS = 12
 
 
 @pytest.fixture
@@ -41,27 +39,8 @@ def azure_env(azure, monkeypatch):
     return azure
 
 
-def _racer(uri: str, options: dict, me: int, start, out) -> None:
-    fs, path = get_filesystem(uri, options)
-    start.wait(60)
-    wins = [k for k in range(KEYS)
-            if fs.create_exclusive(f"{path}/claim-{k}", f"racer {me}".encode())]
-    out.put((me, wins))
-
-
 def test_processes_racing_for_names_exactly_one_wins_each(azure):
-    ctx = mp.get_context("spawn")
-    start, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_racer, args=(azure.uri("race"), azure.options(), i, start, out))
-             for i in range(RACERS)]
-    for p in procs:
-        p.start()
-    start.set()
-    results = dict(out.get(timeout=120) for _ in procs)
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
-    winners = {k: [me for me, wins in results.items() if k in wins] for k in range(KEYS)}
+    winners = race_for_names(azure.uri("race"), azure.options())
     assert all(len(w) == 1 for w in winners.values()), winners
     for k, (me,) in winners.items():
         assert azure.read(f"race/claim-{k}") == f"racer {me}".encode()

@@ -44,12 +44,11 @@ def _racer(uri: str, options: dict, me: int, start, out) -> None:
     out.put((me, wins))
 
 
-def test_processes_racing_for_names_exactly_one_wins_each(s3):
-    """Six processes create the same twelve names at once: each name has exactly one winner, and
-    the object holds the winner's bytes."""
+def race_for_names(uri: str, options: dict) -> dict[int, list[int]]:
+    """Six processes create the same twelve names under ``uri`` at once: name -> its winners."""
     ctx = mp.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_racer, args=(s3.uri("race"), s3.options(), i, start, out))
+    procs = [ctx.Process(target=_racer, args=(uri, options, i, start, out))
              for i in range(RACERS)]
     for p in procs:
         p.start()
@@ -58,7 +57,13 @@ def test_processes_racing_for_names_exactly_one_wins_each(s3):
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
-    winners = {k: [me for me, wins in results.items() if k in wins] for k in range(KEYS)}
+    return {k: [me for me, wins in results.items() if k in wins] for k in range(KEYS)}
+
+
+def test_processes_racing_for_names_exactly_one_wins_each(s3):
+    """Six processes create the same twelve names at once: each name has exactly one winner, and
+    the object holds the winner's bytes."""
+    winners = race_for_names(s3.uri("race"), s3.options())
     assert all(len(w) == 1 for w in winners.values()), winners
     c = s3.client()
     for k, (me,) in winners.items():
