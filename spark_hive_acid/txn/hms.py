@@ -200,8 +200,7 @@ class HmsTransaction(Transaction):
 
     def _commit_txn(self) -> None:
         """``commit_txn``, its failures told apart (see :meth:`commit`)."""
-        if self._heartbeat_error is not None:
-            lost = self._heartbeat_error
+        if (lost := self._heartbeat_error) is not None:
             self._finish("aborted")
             raise TransactionAbortedError(f"Transaction {self.txn_id} on {self.full_name} was "
                                           f"lost while running: {lost}") from lost
