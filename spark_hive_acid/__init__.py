@@ -2,7 +2,8 @@
 
 ``spark.read.format("hiveacid").load(path)`` works once the package is installed (Spark finds
 ``pyspark_hiveacid.DefaultSource``); :func:`register` registers the source explicitly.
-Without Spark, ``read_table`` / ``write_table`` read and write in this process.
+Without Spark, ``read_table`` / ``write_table`` read and write in this process, and
+``transaction()`` runs several operations as one transaction.
 """
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from .exceptions import HiveAcidError
 
 __version__ = "0.1.0"
 __all__ = ["register", "HiveAcidError", "HiveAcidTable", "read_table", "write_table",
-           "register_view", "sql", "convert", "mirror", "maintain", "doctor",
-           "__version__"]
+           "transaction", "read_tables", "register_view", "sql", "convert", "mirror",
+           "maintain", "doctor", "__version__"]
 
 
 def register(spark: Any) -> None:
@@ -49,6 +50,10 @@ def __getattr__(name: str) -> Any:
         from .spark import maintenance
 
         return getattr(maintenance, name)
+    if name in ("transaction", "read_tables"):
+        from . import multi_write
+
+        return getattr(multi_write, name)
     if name in ("read_table", "write_table"):
         from . import direct
 

@@ -8,8 +8,9 @@ Spark reader's planner and task reader run in-process.
 from __future__ import annotations
 
 import inspect
-import logging
 import json
+import logging
+from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Mapping, Optional, Union
 
 import pyarrow as pa
@@ -17,20 +18,23 @@ import pyarrow as pa
 from . import options as opt
 from .acid.layout import staging_dir
 from .acid.partitions import DEFAULT_PARTITION, value_string
-from .catalog import open_scan, table_ref
+from .acid.partition_condition import PartitionCondition
+from .catalog import TableRef, open_scan, table_ref
 from .direct_args import Columns, check_write_call, column_list, read_options
 from .exceptions import InvalidOptionError, SchemaMismatchError
+from .io.filesystem import FileSystem
 from .progress import Progress
 from .read.reader import TaskReader
 from .read.scan import TableScan
 from .stream.changefeed import change_feed_table
+from .txn.base import Transaction
 from .txn.hms_read import ReadLease
 from .txn.committer import empty_bases
 from .txn.session import WriteSession
 from .write.options import WriteOptions
-from .write.replace_region import replacement
-from .write.schema import map_columns
-from .write.task_writer import InsertTarget, TableSpec, stage_batches
+from .write.replace_region import Replacement, replacement
+from .write.schema import ColumnMapping, map_columns
+from .write.task_writer import InsertTarget, StagedFile, TableSpec, stage_batches
 
 __all__ = ["read_table", "write_table"]
 
@@ -70,6 +74,55 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
     """
     check_write_call(data, path, misspelt,
                      [p for p in inspect.signature(write_table).parameters if p != "misspelt"])
+    planned = plan_write(data, path, table=table, mode=mode, partition_by=partition_by,
+                         bucket_by=bucket_by, num_buckets=num_buckets,
+                         partition_overwrite_mode=partition_overwrite_mode, options=options,
+                         partition=partition)
+    txn = planned.ref.begin(planned.operation)
+    with WriteSession(planned.fs, planned.location, txn, "write_table") as session, \
+            Progress(f"write_table into {planned.ref.display}", _batch_count(data),
+                     "batches") as progress:
+        planned.batches = progress.iterate(planned.batches)
+        staged, empty = stage_write(planned, txn, 0)
+        result = session.commit(planned.spec, staged, empty_bases=empty,
+                                static_overwrite=planned.replace_all, replaced=planned.region)
+    return dict(result.metrics, **txn.ids())
+
+
+@dataclass
+class PlannedWrite:
+    """A write checked against its table, before any transaction: what :func:`stage_write`
+    needs (``write_table`` and ``transaction()`` both go through it)."""
+
+    ref: TableRef
+    fs: FileSystem
+    location: str
+    spec: TableSpec
+    mapping: ColumnMapping
+    rep: Optional[Replacement]
+    overwrite: bool
+    created: bool
+    replace_all: bool  # an overwrite of the whole table (static mode, no partition region)
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+
+    @property
+    def operation(self) -> str:
+        return "overwrite" if self.overwrite else ("create" if self.created else "append")
+
+    @property
+    def region(self) -> Optional[PartitionCondition]:
+        return self.rep.region if self.rep else None
+
+
+def plan_write(data: ArrowData, path: Optional[str] = None, *, table: Optional[str] = None,
+               mode: str = "append", partition_by: Columns = None,
+               bucket_by: Columns = None, num_buckets: Optional[int] = None,
+               partition_overwrite_mode: str = "static",
+               options: Optional[Mapping[str, str]] = None,
+               partition: Optional[Mapping[str, Any]] = None) -> PlannedWrite:
+    """:func:`write_table`'s checks (arguments as there): the table resolved, the data matched
+    to it, a new path-mode table created. Opens no transaction."""
     if mode not in MODES:
         raise InvalidOptionError(f"write_table(mode={mode!r}): use 'append' or 'overwrite'")
     opt.check_entry(options, "write_table")
@@ -92,22 +145,27 @@ def write_table(data: ArrowData, path: Optional[str] = None, *, table: Optional[
                           constants=rep.constants if rep else (),
                           fill_missing=write_options.merge_schema)
     fs, location = ref.location()
-    spec = TableSpec.of(location, layout)
-    txn = ref.begin("overwrite" if overwrite else ("create" if created else "append"))
-    replace_all = overwrite and not write_options.dynamic_overwrite and rep is None
-    with WriteSession(fs, location, txn, "write_table") as session, \
-            Progress(f"write_table into {ref.display}", _batch_count(data), "batches") as progress:
-        staged = stage_batches(fs, spec, InsertTarget(txn.write_id, 0, base=overwrite,
-                                                      replacement=rep, sole_writer=True),
-                               mapping, progress.iterate(_same_schema(batches, schema)),
-                               fs.join(staging_dir(fs, location, txn.write_id), "direct"), 0)
-        empty = (empty_bases(txn, fs, spec, staged, replace_all=replace_all,
-                             region=rep.region if rep else None,
-                             ensure=rep.ensure if rep else ())
-                 if overwrite else [])
-        result = session.commit(spec, staged, empty_bases=empty, static_overwrite=replace_all,
-                                replaced=rep.region if rep else None)
-    return dict(result.metrics, **txn.ids())
+    return PlannedWrite(ref, fs, location, TableSpec.of(location, layout), mapping, rep,
+                        overwrite, created,
+                        overwrite and not write_options.dynamic_overwrite and rep is None,
+                        schema, _same_schema(batches, schema))
+
+
+def stage_write(w: PlannedWrite, txn: Transaction, statement_id: int
+                ) -> tuple[list[StagedFile], list[str]]:
+    """Stage ``w``'s rows as statement ``statement_id`` of ``txn``'s write id; returns the staged
+    files and the partitions an overwrite replaces with an empty base."""
+    staged = stage_batches(w.fs, w.spec, InsertTarget(txn.write_id, statement_id,
+                                                      base=w.overwrite, replacement=w.rep,
+                                                      sole_writer=True),
+                           w.mapping, w.batches,
+                           w.fs.join(staging_dir(w.fs, w.location, txn.write_id),
+                                     "direct" if statement_id == 0 else f"direct-{statement_id}"),
+                           0)
+    empty = (empty_bases(txn, w.fs, w.spec, staged, replace_all=w.replace_all, region=w.region,
+                         ensure=w.rep.ensure if w.rep else ())
+             if w.overwrite else [])
+    return staged, empty
 
 
 def _spec_json(partition: Mapping[str, Any]) -> str:

@@ -22,8 +22,8 @@ LAYERS: dict[str, int] = {
     "acid": 2,
     "read": 3, "write": 3, "metastore": 3,
     "txn": 4, "catalog": 4,
-    "maintenance": 5, "conversion": 5, "direct": 5, "direct_args": 5, "compaction": 5,
-    "stream": 5, "tableops": 5,
+    "maintenance": 5, "conversion": 5, "direct": 5, "direct_args": 5, "multi_write": 5,
+    "compaction": 5, "stream": 5, "tableops": 5,
     "spark": 6, "cli": 6, "__main__": 6,
 }
 FACADE_LAYER = 99

@@ -1,5 +1,5 @@
 """The examples of docs/writing.md's (and docs/sql.md's) sections on creating empty tables, static partition overwrite,
-truncate / drop partitions / restore and schema changes run as-is, in order, in one session; an
+truncate / drop partitions / restore, schema changes and several operations in one transaction run as-is, in order, in one session; an
 expression whose line ends with a comment holding a Python value (``# [9]``) must give it."""
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = ("Creating an empty table", "Static partition overwrite",
-            "Truncate, drop partitions, restore", "Schema changes")
+            "Truncate, drop partitions, restore", "Schema changes",
+            "Several operations in one transaction")
 
 
 def _blocks(text: str) -> list[str]:
@@ -47,7 +48,7 @@ def _run(block: str, env: dict) -> int:
 def test_the_writing_docs_examples_run_as_is(spark, tmp_path):
     text = (ROOT / "docs" / "writing.md").read_text(encoding="utf-8")
     blocks = _blocks(text)
-    assert len(blocks) == 5
+    assert len(blocks) == 6
     env = {"spark": spark}
     checked = sum(_run(b.replace("/tmp/hiveacid-docs", str(tmp_path)), env) for b in blocks)
     assert checked >= 6

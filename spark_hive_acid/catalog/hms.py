@@ -30,6 +30,7 @@ from ..metastore.model import TableInfo
 from ..metastore.uris import OPTION_URI, resolve_metastore_uris
 from ..read.source import TableSource
 from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
+from ..txn.hms_multi import HmsGroup, JoinedTransaction
 from ..write.options import WriteOptions
 from ..write.plain_file import (
     DEFAULT_COMPRESSION,
@@ -175,6 +176,11 @@ class MetastoreTable(TableRef):
             heartbeat_interval=opt.value(self.options, "heartbeatInterval"),
             owns_client=True, options=self.options)
         return txn.begin()
+
+    def join(self, group: HmsGroup, operation: str) -> JoinedTransaction:
+        """This table's part of a metastore transaction over several tables: its write id and
+        lock in ``group``'s one transaction (``txn.hms_multi``)."""
+        return group.join(self.writable_info(), operation)
 
     def reader_options(self) -> dict[str, str]:
         return dict(self.options)

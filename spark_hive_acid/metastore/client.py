@@ -71,11 +71,13 @@ class MetastoreClient(TableCalls):
         return open_txns_from_response(self._call("get_open_txns", what="get_open_txns",
                                                   retry=True))
 
-    def read_snapshot(self, db: str, tbl: str, current_txn: Optional[int] = None
-                      ) -> tuple[ValidIdList, ValidIdList]:
-        """``(write_ids, txns)`` for reading ``db.tbl`` now (or inside ``current_txn``)."""
+    def read_snapshot(self, db: str, tbl: str, current_txn: Optional[int] = None,
+                      txns: Optional[ValidIdList] = None) -> tuple[ValidIdList, ValidIdList]:
+        """``(write_ids, txns)`` for reading ``db.tbl`` now (or inside ``current_txn``); ``txns``:
+        at that ValidTxnList instead of now (one snapshot across tables)."""
         _, tt = bindings()
-        txns = txn_list_from_open_txns(self.txn_states(), current_txn)
+        if txns is None:
+            txns = txn_list_from_open_txns(self.txn_states(), current_txn)
         full = f"{db}.{tbl}".lower()
         if self.supports_write_ids:
             req = tt.GetValidWriteIdsRequest(fullTableNames=[full], validTxnList=txns.to_string())

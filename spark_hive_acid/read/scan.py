@@ -14,7 +14,7 @@ import functools
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import pyarrow as pa
 
@@ -234,9 +234,15 @@ class TableScan:
         return plan.tasks(self.options.split_bytes, min_tasks)
 
     def to_arrow(self, columns: Optional[Sequence[str]] = None) -> pa.Table:
+        schema, batches = self.batches(columns)
+        return pa.Table.from_batches(list(batches), schema=schema)
+
+    def batches(self, columns: Optional[Sequence[str]] = None
+                ) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+        """The rows in this process, a batch at a time (``to_arrow`` without holding them all);
+        ``columns`` may name ``row__id``."""
         cols = self.default_columns() if columns is None else \
             [c for c in self.all_columns(True) if c.name.lower() in {x.lower() for x in columns}]
         schema = pa.schema([pa.field(c.name, c.type) for c in cols])
         reader = TaskReader(self.fs, self.read_spec(schema))
-        batches = [b for t in self.tasks() for b in reader.read(t)]
-        return pa.Table.from_batches(batches, schema=schema)
+        return schema, (b for t in self.tasks() for b in reader.read(t))

@@ -46,7 +46,7 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
                  inserts_unmatched: bool = False,
                  properties: Optional[Mapping[str, str]] = None,
                  replaced: Optional[PartitionCondition] = None,
-                 reads_table: bool = False) -> CommitResult:
+                 reads_table: bool = False, keep_staging: bool = False) -> CommitResult:
     """Publish ``staged`` and commit ``txn`` (see the module docstring); returns what was committed.
 
     ``empty_bases``: partitions that get a ``base_W`` holding one empty ACID file (an overwrite of
@@ -56,7 +56,9 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     (a MERGE inserting rows no target row matched) complete it; ``replaced`` is the region a
     static partition overwrite, truncate or dropPartitions replaces, and ``reads_table`` marks a
     write computed from rows it read (as DML operations are). ``properties`` are recorded
-    with the commit (``Transaction.commit``).
+    with the commit (``Transaction.commit``). ``keep_staging``: the staging directory (and its
+    intents) stays, for a transaction that commits later (``txn.hms_multi``: one ``commit_txn``
+    for several tables); its owner removes it.
     """
     staged = list(staged)
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
@@ -72,7 +74,8 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
             log.error("Commit of write id %d on %s failed: %s", txn.write_id, table.table_path, e)
         abort_and_clean(fs, table.table_path, txn, f"commit failed: {type(e).__name__}: {e}")
         raise
-    remove_staging(fs, table.table_path, txn.write_id)
+    if not keep_staging:
+        remove_staging(fs, table.table_path, txn.write_id)
     log.info("Write id %d (%s) committed on %s: %s", txn.write_id, txn.operation,
              table.table_path, result.metrics)
     return result

@@ -182,22 +182,28 @@ class HmsTransaction(Transaction):
     def commit(self, outcome: Optional[CommitOutcome] = None, *,
                write_set: Optional[WriteSet] = None,
                properties: Optional[Mapping[str, str]] = None) -> None:
-        """Commit; raises WriteConflictError / TransactionAbortedError if the metastore refuses,
-        CommitStateUnknownError if the connection broke during the call. The metastore decides
-        conflicts itself (its locks and write set), so ``write_set`` is not needed here.
-        ``properties`` go beside the published files (``txn.commit_marker``)."""
+        """Commit; WriteConflictError / TransactionAbortedError if the metastore refuses,
+        CommitStateUnknownError if the connection broke meanwhile. The metastore decides conflicts
+        (``write_set`` unused); ``properties`` go beside the files (``txn.commit_marker``)."""
         self._require_open("commit")
+        self.prepare_commit(properties)
+        self._commit_txn()
+
+    def prepare_commit(self, properties: Optional[Mapping[str, str]] = None) -> None:
+        """A commit before ``commit_txn``: properties beside the files, statistics marked stale
+        (``txn.hms_multi`` does this per table, then commits once)."""
         if properties and self._published and self.location:
             write_markers(get_filesystem(self.location, self.options)[0], self._published,
                           int(self.write_id), properties)
-        lost = self._heartbeat_error
-        if lost is not None:
-            self._finish("aborted")
-            raise TransactionAbortedError(
-                f"Transaction {self.txn_id} on {self.full_name} was lost while running: {lost}"
-            ) from lost
-        if self.operation.allocates_write_id:  # Hive 4 answers queries from stats: no stale ones
+        if self.operation.allocates_write_id:
             stats_stale_after(self)
+
+    def _commit_txn(self) -> None:
+        """``commit_txn``, its failures told apart (see :meth:`commit`)."""
+        if (lost := self._heartbeat_error) is not None:
+            self._finish("aborted")
+            raise TransactionAbortedError(f"Transaction {self.txn_id} on {self.full_name} was "
+                                          f"lost while running: {lost}") from lost
         self._stop_heartbeat()
         try:
             self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]
@@ -210,8 +216,7 @@ class HmsTransaction(Transaction):
             raise CommitStateUnknownError(
                 f"Lost the metastore connection while committing txn {self.txn_id} on "
                 f"{self.full_name}: it may or may not have committed ({e})") from e
-        except BaseException:
-            # Anything else (e.g. a MetaException): the txn is still open; make sure it ends.
+        except BaseException:  # e.g. a MetaException: the txn is still open; make sure it ends
             self.abort(reason="commit failed")
             raise
         log.info("committed txn %d on %s", self.txn_id, self.full_name)
@@ -502,11 +507,9 @@ def write_transaction(options: Mapping[str, str], db: str, tbl: str,
                       spark_conf: Optional[Mapping[str, str]] = None,
                       partitions: Optional[Sequence[Any]] = None,
                       read_tables: Sequence[tuple[str, str]] = ()) -> HmsTransaction:
-    """A not-yet-begun :class:`HmsTransaction` owning its own metastore connection.
-
-    ``with write_transaction(opts, "db", "t", "insert") as txn: ...`` begins on entry, aborts on
-    an exception and commits on a clean exit; or call ``begin()``/``commit()``/``abort()``.
-    """
+    """A not-yet-begun :class:`HmsTransaction` owning its own metastore connection: ``with
+    write_transaction(opts, "db", "t", "insert") as txn: ...`` begins on entry, aborts on an
+    exception and commits on a clean exit; or call ``begin()``/``commit()``/``abort()``."""
     client = client_from_options(options, spark_conf)
     return HmsTransaction(
         client, db, tbl, operation, partitions=partitions, read_tables=read_tables,
