@@ -121,6 +121,11 @@ class HmsGroup:
             self.close()
         log.info("committed txn %d on %s", self.txn_id, [m.full_name for m in self.members])
 
+    def open_id(self) -> int:
+        if self.txn_id is None:
+            raise MetastoreError("the transaction of several tables was never opened")
+        return self.txn_id
+
     def abort(self, reason: str = "") -> bool:
         """Abort the transaction (idempotent), removing what every table published; False when
         the metastore could not confirm it (the keep-alive processes finish it then)."""
@@ -131,7 +136,7 @@ class HmsGroup:
                 self.stop_heartbeat()
                 self.state = "aborted"
                 try:
-                    self.client.abort_txn(int(self.txn_id))  # type: ignore[arg-type]
+                    self.client.abort_txn(self.open_id())
                 except MetastoreError as e:
                     log.warning("could not abort txn %s: %s", self.txn_id, e)
                     return False
@@ -186,7 +191,7 @@ class JoinedTransaction(HmsTransaction):
         if op == self.operation or self.table is None:
             return
         specs = lock_specs(op, self.table, None, [], hive4=self.client.server_kind == "hive4")
-        acquire_lock(self.client, specs, int(self.txn_id),  # type: ignore[arg-type]
+        acquire_lock(self.client, specs, self.group.open_id(),
                      self.lock_timeout, self.full_name, on_requested=self.extra_locks.append)
 
     def commit(self, outcome: Any = None, *, write_set: Any = None,
