@@ -29,7 +29,8 @@ from .convert import (
     table_info_from_thrift,
 )
 from .model import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE, Column, PartitionInfo, TableInfo
-from .partitions import DEFAULT_PARTITION, PartitionFilter, make_partition_name, partition_values
+from ..acid.partitions import DEFAULT_PARTITION, partition_values
+from .partitions import PartitionFilter, make_partition_name
 
 log = logging.getLogger(__name__)
 

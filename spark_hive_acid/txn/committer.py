@@ -22,7 +22,7 @@ published in the staging directory's intents. Otherwise the staging directory is
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..acid.names import parse_acid_dir
 from ..acid.partition_condition import PartitionCondition
@@ -131,7 +131,8 @@ def compaction_id(txn: Transaction) -> int:
 
 def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
                       installs: Sequence[tuple[str, str]], compacted: Sequence[str],
-                      txn_high_watermark=None) -> list[str]:
+                      txn_high_watermark: Optional[Callable[[], Optional[int]]] = None
+                      ) -> list[str]:
     """Commit a compaction and make its output visible: the compaction-shaped commit of the one
     protocol (``docs/compaction.md``).
 

@@ -34,7 +34,8 @@ from ..metastore.api import client_from_options
 from ..metastore.client import MetastoreClient
 from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_type, lock_specs
 from ..metastore.model import PartitionInfo, TableInfo
-from ..metastore.partitions import make_partition_name, partition_values
+from ..acid.partitions import partition_values
+from ..metastore.partitions import make_partition_name
 from ..metastore.stats import stats_stale_after
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
@@ -107,7 +108,12 @@ class HmsTransaction(Transaction):
         lock_timeout: seconds to wait for a WAITING lock before LockTimeoutError.
         heartbeat_interval: seconds between heartbeats; default ``hive.txn.timeout / 3``.
         options: file-system options for the table's locations (and what a handle carries).
+
+    ``write_id`` is 0 until :meth:`begin`; a compaction, which allocates no write id, goes by its
+    txn id there (its staging, its handle), and its :meth:`ids` name no write id.
     """
+
+    operation: Operation
 
     def __init__(self, client: MetastoreClient, db: str, tbl: str, operation: Operation | str,
                  *, table: Optional[TableInfo] = None,
@@ -135,13 +141,15 @@ class HmsTransaction(Transaction):
         self.options = opt.lowered(options)
         self.state = "new"
         self.txn_id: Optional[int] = None
-        self.write_id: Optional[int] = None  # type: ignore[assignment]
+        self.write_id = 0
         self.lock_id: Optional[int] = None
         self.lock_specs: list[LockSpec] = []
         self.partitions_written: list[str] = []
         self._keeper: Optional[KeepAliveThread] = None
         self._published: list[str] = []
         self.location: Optional[str] = table.location if table is not None else None
+        self.table_path = ""  # the table's location in its file system's form, known once begun
+        self._beat: Optional[HmsBeat] = None
         self._partition_dirs: Optional[dict[str, str]] = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -153,6 +161,7 @@ class HmsTransaction(Transaction):
             if self.table is None:
                 self.table = self.client.get_table(self.db, self.tbl)
             self.location = self.location or self.table.location
+            self.table_path = get_filesystem(self.table.location, self.options)[1]
             read_infos = [self.client.get_table(d, t, require_acid=False)
                           for d, t in self._read_table_names]
             names = None
@@ -170,7 +179,7 @@ class HmsTransaction(Transaction):
                      self.full_name)
             self._start_heartbeat()
             self.write_id = (self.client.allocate_write_id(self.txn_id, self.db, self.tbl)
-                             if self.operation.allocates_write_id else None)
+                             if self.operation.allocates_write_id else self.txn_id)
             self._acquire_lock()
         except BaseException as e:
             if self.state == "open":
@@ -189,7 +198,7 @@ class HmsTransaction(Transaction):
         self._require_open("commit")
         if properties and self._published and self.location:
             write_markers(get_filesystem(self.location, self.options)[0], self._published,
-                          int(self.write_id), properties)
+                          self.write_id, properties)
         lost = self._heartbeat_error
         if lost is not None:
             self._finish("aborted")
@@ -200,7 +209,7 @@ class HmsTransaction(Transaction):
             stats_stale_after(self)
         self._stop_heartbeat()
         try:
-            self.client.commit_txn(self.txn_id)  # type: ignore[arg-type]
+            self.client.commit_txn(self._open_txn_id())
         except TransactionAbortedError:
             self._finish("aborted")
             self._remove_published(confirmed=True)
@@ -229,7 +238,7 @@ class HmsTransaction(Transaction):
         self._stop_heartbeat()
         confirmed = True
         try:
-            self.client.abort_txn(self.txn_id)  # type: ignore[arg-type]
+            self.client.abort_txn(self._open_txn_id())
             log.info("aborted txn %d on %s%s", self.txn_id, self.full_name,
                      f" ({reason})" if reason else "")
         except TransactionAbortedError:
@@ -248,7 +257,10 @@ class HmsTransaction(Transaction):
         return self.state == "unknown"
 
     def ids(self) -> dict[str, int]:
-        return {"writeId": int(self.write_id or 0), "txnId": int(self.txn_id or 0)}
+        ids = {"txnId": self.txn_id or 0}
+        if self.operation.allocates_write_id:
+            ids["writeId"] = self.write_id
+        return ids
 
     def __enter__(self) -> "HmsTransaction":
         if self.state == "new":
@@ -271,11 +283,6 @@ class HmsTransaction(Transaction):
     @property
     def full_name(self) -> str:
         return f"{self.db}.{self.tbl}"
-
-    @property
-    def table_path(self) -> str:  # type: ignore[override]
-        info = self.table or self.client.get_table(self.db, self.tbl)
-        return get_filesystem(info.location, self.options)[1]
 
     @property
     def dynamic_partition_write(self) -> bool:
@@ -321,9 +328,8 @@ class HmsTransaction(Transaction):
             return
         _, tt = bindings()
         op = getattr(tt.DataOperationType, data_operation_type(self.operation))
-        txn_id = int(self.txn_id)  # type: ignore[arg-type]
-        self.client.add_dynamic_partitions(txn_id, self.write_id or txn_id, self.db, self.tbl,
-                                           new, op)
+        self.client.add_dynamic_partitions(self._open_txn_id(), self.write_id, self.db,
+                                           self.tbl, new, op)
         self.partitions_written += new
 
     # -- the transaction interface --------------------------------------------------------------
@@ -357,7 +363,7 @@ class HmsTransaction(Transaction):
             leftovers.record_intent(self._published)
 
     def _leftovers(self) -> Optional[WriteLeftovers]:
-        if not self.location or self.write_id is None:
+        if not self.location or not self.write_id:
             return None
         return WriteLeftovers(self.location, self.options, self.write_id)
 
@@ -400,8 +406,7 @@ class HmsTransaction(Transaction):
         self._require_open("hand out")
         return TransactionHandle(
             tuple(self.client.uris), self.db, self.tbl, self.operation.value,
-            int(self.txn_id),  # type: ignore[arg-type]
-            int(self.write_id if self.write_id is not None else self.txn_id), self.lock_id,
+            self._open_txn_id(), self.write_id, self.lock_id,
             {**self.options, "metastoretimeout": str(self.client.timeout),
              "heartbeatinterval": str(self.heartbeat_interval or "")},
             self.location)
@@ -453,12 +458,18 @@ class HmsTransaction(Transaction):
         txn.txn_id, txn.write_id, txn.lock_id = handle.txn_id, handle.write_id, beat.lock
         txn.location = txn.location or handle.location
         txn.table = table or client.get_table(handle.db, handle.table)  # a dynamic partition write?
+        txn.table_path = get_filesystem(txn.table.location, txn.options)[1]
         txn.lock_specs = lock_specs(txn.operation, txn.table, hive4=client.server_kind == "hive4")
         txn.state = "open"
         txn._start_heartbeat()
         return txn
 
     # -- internals ------------------------------------------------------------------------------
+    def _open_txn_id(self) -> int:
+        if self.txn_id is None:
+            raise MetastoreError(f"Transaction on {self.full_name} is not open ({self.state})")
+        return self.txn_id
+
     def _require_open(self, what: str) -> None:
         if self.state != "open":
             raise MetastoreError(f"Cannot {what}: transaction {self.txn_id} on {self.full_name} "
@@ -467,10 +478,10 @@ class HmsTransaction(Transaction):
     def _acquire_lock(self) -> None:
         def taken(lock_id: int) -> None:  # heartbeat the lock while we wait for it
             self.lock_id = lock_id
-            if self._keeper is not None:
-                self._keeper.target.lock = lock_id  # type: ignore[attr-defined]
+            if self._beat is not None:
+                self._beat.lock = lock_id
 
-        acquire_lock(self.client, self.lock_specs, int(self.txn_id),  # type: ignore[arg-type]
+        acquire_lock(self.client, self.lock_specs, self._open_txn_id(),
                      self.lock_timeout, self.full_name, on_requested=taken)
 
     def _start_heartbeat(self) -> None:
@@ -478,9 +489,9 @@ class HmsTransaction(Transaction):
         if interval is None:
             interval = self.client.txn_timeout_seconds() / 3.0
         self.heartbeat_interval = max(float(interval), MIN_HEARTBEAT_INTERVAL_S)
-        target = HmsBeat(self.client.uris, int(self.txn_id), self.lock_id,  # type: ignore[arg-type]
-                         client=self.client)
-        self._keeper = KeepAliveThread(target, self.heartbeat_interval,
+        self._beat = HmsBeat(self.client.uris, self._open_txn_id(), self.lock_id,
+                             client=self.client)
+        self._keeper = KeepAliveThread(self._beat, self.heartbeat_interval,
                                        f"hive-acid-heartbeat-txn{self.txn_id}").start()
 
     def _stop_heartbeat(self) -> None:
