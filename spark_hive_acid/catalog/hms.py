@@ -90,9 +90,6 @@ class MetastoreTable(TableRef):
     def metastore_uri(self) -> str:
         return self.options[URI_KEY]
 
-    def metastore_table(self, what: str) -> "MetastoreTable":
-        return self
-
     def client(self) -> MetastoreClient:
         return client_from_options(self.options, uris=self.metastore_uri)
 
@@ -302,3 +299,12 @@ def create_table(table: MetastoreTable, schema: pa.Schema, write_options: WriteO
                            layout.bucket_columns, layout.num_buckets or -1, props, location)
             log.info("created transactional table %s in %s", table.display, c.uri)
     return table
+
+
+def metastore_table(table: TableRef, what: str) -> MetastoreTable:
+    """``table`` as a metastore table, for ``what`` only they have (InvalidOptionError for a
+    path)."""
+    if isinstance(table, MetastoreTable):
+        return table
+    raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
+                             "(HiveAcidTable.forName); this one is a path")
