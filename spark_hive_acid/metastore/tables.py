@@ -223,6 +223,17 @@ class TableCalls(MetastoreConnection):
             infos = [p for p in infos if filter.matches(p.spec(keys), key_types)]
         return infos
 
+    def get_partitions_by_names(self, db: str, tbl: str, names: Sequence[str],
+                                keys: Sequence[str]) -> list[PartitionInfo]:
+        """The partitions named (``k=v/...``; ``keys``: the table's partition columns) that
+        exist, in one call however many partitions the table has."""
+        if not names:
+            return []
+        parts = self._call("get_partitions_by_names", db, tbl, list(names),
+                           what=f"{len(names)} partitions of {db}.{tbl}", retry=True,
+                           table=f"{db}.{tbl}")
+        return [partition_info_from_thrift(p, keys) for p in parts]
+
     def add_partitions(self, db: str, tbl: str,
                        partitions: Iterable[Mapping[str, Any] | Sequence[Any] | str],
                        locations: Optional[Sequence[Optional[str]]] = None, *,

@@ -62,9 +62,10 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
                            inserts_unmatched, replaced, reads_table)
     try:
-        dirs = txn.partition_dirs()  # before registering: new partitions get default locations
-        txn.register_partitions(sorted({f.partition for f in staged if f.partition}
-                                       | {p for p in empty_bases if p}))
+        written = sorted({f.partition for f in staged if f.partition}
+                         | {p for p in empty_bases if p})
+        dirs = txn.partition_dirs(written)  # before registering: new ones get default locations
+        txn.register_partitions(written)
         result = publish(fs, table, txn, staged, empty_bases=empty_bases, partition_dirs=dirs)
         txn.commit(result, write_set=write_set, properties=properties)
     except BaseException as e:

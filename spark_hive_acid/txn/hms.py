@@ -29,10 +29,9 @@ from ..exceptions import (
     TransactionAbortedError,
 )
 from ..io.registry import get_filesystem
-from ..metastore._thrift import bindings
 from ..metastore.api import client_from_options
 from ..metastore.client import MetastoreClient
-from ..metastore.locks import LockSpec, Operation, acquire_lock, data_operation_type, lock_specs
+from ..metastore.locks import LockSpec, Operation, acquire_lock, lock_specs
 from ..metastore.model import PartitionInfo, TableInfo
 from ..acid.partitions import partition_values
 from ..metastore.partitions import make_partition_name
@@ -40,6 +39,7 @@ from ..metastore.stats import stats_stale_after
 from ..metastore.uris import OPTION_URI
 from .base import CommitOutcome, Transaction, WriteSet
 from .commit_marker import write_markers
+from .hms_partitions import HmsPartitions, PartitionSpec
 from .hms_keepalive import HmsBeat, WriteLeftovers, abort_and_clean, spawn_keepalive
 from .processes import this_process
 from .keepalive import NO_TASK_HEARTBEAT, KeepAliveProcess, KeepAliveThread, TaskHeartbeat
@@ -117,7 +117,7 @@ class HmsTransaction(Transaction):
 
     def __init__(self, client: MetastoreClient, db: str, tbl: str, operation: Operation | str,
                  *, table: Optional[TableInfo] = None,
-                 partitions: Optional[Sequence[Mapping[str, Any] | Sequence[Any] | str]] = None,
+                 partitions: Optional[Sequence[PartitionSpec]] = None,
                  read_tables: Sequence[tuple[str, str]] = (),
                  lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
                  heartbeat_interval: Optional[float] = None, owns_client: bool = False,
@@ -144,13 +144,12 @@ class HmsTransaction(Transaction):
         self.write_id = 0
         self.lock_id: Optional[int] = None
         self.lock_specs: list[LockSpec] = []
-        self.partitions_written: list[str] = []
+        self.partitions = HmsPartitions(client, self.db, self.tbl, self.options)
         self._keeper: Optional[KeepAliveThread] = None
         self._published: list[str] = []
         self.location: Optional[str] = table.location if table is not None else None
         self.table_path = ""  # the table's location in its file system's form, known once begun
         self._beat: Optional[HmsBeat] = None
-        self._partition_dirs: Optional[dict[str, str]] = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     def begin(self) -> "HmsTransaction":
@@ -304,43 +303,32 @@ class HmsTransaction(Transaction):
         own = None if self.operation is Operation.COMPACT else self.txn_id
         return self.client.read_snapshot(self.db, self.tbl, current_txn=own)
 
-    def add_partitions(self, partitions: Sequence[Mapping[str, Any] | Sequence[Any] | str],
+    def add_partitions(self, partitions: Sequence[PartitionSpec],
                        locations: Optional[Sequence[Optional[str]]] = None
                        ) -> list[PartitionInfo]:
-        """Register partitions written by this transaction.
-
-        Creates the missing ones in the catalog (``add_partitions``) and, for a dynamic partition
-        write, reports them to the transaction manager (``add_dynamic_partitions``) so that
-        compaction and write-conflict detection know about them.
-        """
+        """Register partitions written by this transaction (:mod:`.hms_partitions`): the missing
+        ones created in the catalog, and, for a dynamic partition write, reported to the
+        transaction manager."""
         self._require_open("add partitions")
-        infos = self.client.add_partitions(self.db, self.tbl, partitions, locations,
-                                           if_not_exists=True)
+        infos = self.partitions.add(partitions, locations)
         self.record_partitions([p.name for p in infos])
         return infos
 
     def record_partitions(self, names: Sequence[str]) -> None:
         """Only the ``add_dynamic_partitions`` half of :meth:`add_partitions`."""
         self._require_open("record partitions")
-        new = [n for n in names if n not in self.partitions_written]
-        if not new or not self.dynamic_partition_write:
-            self.partitions_written += new
-            return
-        _, tt = bindings()
-        op = getattr(tt.DataOperationType, data_operation_type(self.operation))
-        self.client.add_dynamic_partitions(self._open_txn_id(), self.write_id, self.db,
-                                           self.tbl, new, op)
-        self.partitions_written += new
+        self.partitions.record(names, self._open_txn_id(), self.write_id, self.operation,
+                               self.dynamic_partition_write)
+
+    @property
+    def partitions_written(self) -> list[str]:
+        return self.partitions.written
 
     # -- the transaction interface --------------------------------------------------------------
-    def partition_dirs(self) -> dict[str, str]:
-        """``{partition name: directory}`` of the partitions the metastore knows (cached)."""
-        if self._partition_dirs is None:
-            info = self.table or self.client.get_table(self.db, self.tbl)
-            self._partition_dirs = {} if not info.is_partitioned else {
-                p.name: get_filesystem(p.location, self.options)[1]
-                for p in self.client.list_partitions(info.db, info.name) if p.location}
-        return self._partition_dirs
+    def partition_dirs(self, names: Optional[Sequence[str]] = None) -> dict[str, str]:
+        """``{partition name: directory}`` of the partitions ``names`` (all when None) the
+        metastore knows; only those are asked for."""
+        return self.partitions.existing(self._table_info(), names)
 
     def existing_partitions(self, fs: Any, depth: int) -> list[str]:
         return sorted(self.partition_dirs()) if depth else [""]
@@ -348,8 +336,8 @@ class HmsTransaction(Transaction):
     def register_partitions(self, written: Sequence[str]) -> None:
         if not written:
             return
-        known = self.partition_dirs()
-        new = [p for p in written if p not in known]
+        info = self._table_info()
+        new = [p for p in written if not self.partitions.exists(info, p)]
         if new:
             self.add_partitions(new)
         self.record_partitions(list(written))
@@ -465,6 +453,11 @@ class HmsTransaction(Transaction):
         return txn
 
     # -- internals ------------------------------------------------------------------------------
+    def _table_info(self) -> TableInfo:
+        if self.table is None:
+            self.table = self.client.get_table(self.db, self.tbl)
+        return self.table
+
     def _open_txn_id(self) -> int:
         if self.txn_id is None:
             raise MetastoreError(f"Transaction on {self.full_name} is not open ({self.state})")
