@@ -29,7 +29,7 @@ from spark_hive_acid.metastore import (
     write_transaction,
 )
 from spark_hive_acid.direct import read_table
-from spark_hive_acid.txn.hms import spawn_keepalive
+from spark_hive_acid.txn.hms_keepalive import spawn_keepalive
 from spark_hive_acid.txn.processes import process_info
 from spark_hive_acid.spark.writer import create_writer
 

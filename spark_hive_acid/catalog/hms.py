@@ -29,7 +29,8 @@ from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
 from ..metastore.uris import OPTION_URI, resolve_metastore_uris
 from ..read.source import TableSource
-from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
+from ..txn.hms import HmsTransaction
+from ..txn.hms_lifecycle import DEFAULT_LOCK_TIMEOUT_S
 from ..write.options import WriteOptions
 from ..write.plain_file import (
     DEFAULT_COMPRESSION,
