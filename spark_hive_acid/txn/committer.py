@@ -127,7 +127,7 @@ def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> st
 def compaction_id(txn: Transaction) -> int:
     """What names a compaction's staging and install records: its write id in path mode; in a
     metastore, where a compaction allocates no write id, its txn id."""
-    return txn.write_id if txn.write_id is not None else int(txn.ids()["txnId"])
+    return txn.write_id  # a metastore compaction's is its txn id (``txn.hms_lifecycle``)
 
 
 def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
