@@ -59,6 +59,8 @@ class Module:
     path: Path
     lines: int
     imports: list[tuple[str, int]] = field(default_factory=list)  # (module, line)
+    #: imports under ``if TYPE_CHECKING:`` (for type hints only: no cycle at run time)
+    typing_imports: list[tuple[str, int]] = field(default_factory=list)
     external: list[tuple[str, int]] = field(default_factory=list)  # top-level names (pyspark ...)
 
 
@@ -88,36 +90,39 @@ def scan(root: Path = ROOT) -> dict[str, Module]:
         source = path.read_text(encoding="utf-8")
         mod = Module(name, path, source.count("\n") + 1)
         tree = ast.parse(source, str(path))
-        for node in _runtime_nodes(tree):
+        for node, typing_only in _nodes(tree):
+            imports = mod.typing_imports if typing_only else mod.imports
             if isinstance(node, ast.Import):
                 for a in node.names:
                     target = a.name
                     if target.split(".")[0] == PACKAGE:
-                        mod.imports.append((target, node.lineno))
-                    else:
+                        imports.append((target, node.lineno))
+                    elif not typing_only:
                         mod.external.append((target.split(".")[0], node.lineno))
             elif isinstance(node, ast.ImportFrom):
                 target = _resolve(name, path.name == "__init__.py", node)
                 if target.split(".")[0] != PACKAGE:
-                    mod.external.append((target.split(".")[0], node.lineno))
+                    if not typing_only:
+                        mod.external.append((target.split(".")[0], node.lineno))
                     continue
                 for a in node.names:  # `from pkg import module` imports the module itself
                     sub = f"{target}.{a.name}"
-                    mod.imports.append((sub if _is_module(root, sub) else target, node.lineno))
+                    imports.append((sub if _is_module(root, sub) else target, node.lineno))
         modules[name] = mod
     return modules
 
 
-def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node, except those under ``if TYPE_CHECKING:`` (imports for type hints only)."""
-    stack = [tree]
+def _nodes(tree: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node, and whether it is under ``if TYPE_CHECKING:`` (imports for type hints only)."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
-        node = stack.pop()
+        node, typing_only = stack.pop()
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            stack.extend(node.orelse)
+            stack.extend((n, True) for n in node.body)
+            stack.extend((n, typing_only) for n in node.orelse)
             continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
+        yield node, typing_only
+        stack.extend((n, typing_only) for n in ast.iter_child_nodes(node))
 
 
 def _is_module(root: Path, dotted: str) -> bool:
@@ -187,6 +192,18 @@ def cycles(modules: dict[str, Module]) -> list[list[str]]:
     return out
 
 
+def mutual_imports(modules: dict[str, Module]) -> list[tuple[str, str]]:
+    """Pairs of modules that import each other, counting every import: at module level, inside
+    functions and under ``if TYPE_CHECKING:`` (a type-only import back is still two modules that
+    cannot be understood apart, and often reaches for the other's private names)."""
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m in modules.values():
+        for target, _ in m.imports + m.typing_imports:
+            if target in modules and target != m.name and target not in _package_parents(m.name):
+                graph[m.name].add(target)
+    return sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph[b])
+
+
 def upward_imports(modules: dict[str, Module]) -> list[str]:
     out = []
     for a, b, line in edges(modules):
@@ -215,7 +232,9 @@ def oversized(modules: dict[str, Module], limit: int) -> list[str]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     mods = scan()
-    problems = ([f"cycle: {' <-> '.join(c)}" for c in cycles(mods)] + upward_imports(mods)
+    problems = ([f"cycle: {' <-> '.join(c)}" for c in cycles(mods)]
+                + [f"imported both ways: {a} <-> {b}" for a, b in mutual_imports(mods)]
+                + upward_imports(mods)
                 + pyspark_outside_spark(mods) + oversized(mods, 500))
     print("\n".join(problems) or "no problems")
     return 1 if problems else 0

@@ -23,6 +23,25 @@ def test_no_import_cycles(modules):
     assert arch.cycles(modules) == []
 
 
+def test_no_two_modules_import_each_other(modules):
+    """Not even for type hints only: the shared piece goes where both can import it (issue 21)."""
+    assert arch.mutual_imports(modules) == []
+
+
+def test_the_checker_sees_modules_importing_each_other_for_types_only(tmp_path):
+    pkg = tmp_path / arch.PACKAGE
+    (pkg / "io").mkdir(parents=True)
+    for p in (pkg, pkg / "io"):
+        (p / "__init__.py").write_text("")
+    (pkg / "io" / "a.py").write_text("from .b import B\n")
+    (pkg / "io" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import A\n")
+    (pkg / "io" / "c.py").write_text("def f():\n    from . import a\n")
+    mods = arch.scan(tmp_path)
+    assert arch.cycles(mods) == []  # no cycle at run time
+    assert arch.mutual_imports(mods) == [(f"{arch.PACKAGE}.io.a", f"{arch.PACKAGE}.io.b")]
+
+
 def test_no_layer_imports_a_higher_one(modules):
     assert arch.upward_imports(modules) == []
 

@@ -77,7 +77,7 @@ def test_owner_killed_mid_publish_aborts_and_cleans_up(metastore, tmp_path):
         w.write(_batch([1, 2]), [])
         publish(fs, spec, live, w.close())  # in the table, not committed
         assert _acid_dirs(loc) == [f"base_{handle.write_id:07d}"]
-        live._stop_heartbeat()  # the commit worker dies with the driver ...
+        live.stop_heartbeat()  # the commit worker dies with the driver ...
     finally:
         owner.kill()  # ... kill -9 of the driver mid-publish
         owner.wait()

@@ -191,7 +191,7 @@ def test_a_txn_aborted_behind_our_back_cannot_commit(hms, metastore, table):  # 
     txn = write_transaction(_opts(metastore, heartbeatInterval=0.1), "default", table,
                             "insert").begin()
     hms.abort_txn(txn.txn_id)  # e.g. an administrator, or the timeout reaper
-    _wait_for(lambda: txn._heartbeat_error is not None, what="the heartbeat to notice")
+    _wait_for(lambda: txn.heartbeat_error is not None, what="the heartbeat to notice")
     with pytest.raises(TransactionAbortedError, match=str(txn.txn_id)):
         txn.commit()
     assert txn.state == "aborted"

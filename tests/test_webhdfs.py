@@ -28,7 +28,8 @@ from spark_hive_acid.io import webhdfs as webhdfs_mod
 from spark_hive_acid.io import webhdfs_files
 from spark_hive_acid.io.registry import get_filesystem
 from spark_hive_acid.io.parallel import list_dirs_parallel
-from spark_hive_acid.io.webhdfs import WebHdfsFileSystem, WebHdfsInputFile
+from spark_hive_acid.io.webhdfs import WebHdfsFileSystem
+from spark_hive_acid.io.webhdfs_files import WebHdfsInputFile
 
 
 @pytest.fixture

@@ -64,13 +64,13 @@ def test_create_exclusive_is_whole_when_it_appears(target, monkeypatch):
     seen = threading.Event()
     sizes: list = []
     payload = b"r" * 5000
-    inner = WebHdfsFileSystem._upload
+    inner = WebHdfsFileSystem.upload
 
     def paused(self, path, data, *, overwrite):  # the upload stops half way until watched
         return inner(self, path, _paused_upload(data[:2500], data[2500:], seen),
                      overwrite=overwrite)
 
-    monkeypatch.setattr(WebHdfsFileSystem, "_upload", paused)
+    monkeypatch.setattr(WebHdfsFileSystem, "upload", paused)
 
     def watch() -> None:
         watcher_fs = target.fs()
@@ -98,7 +98,7 @@ def test_create_exclusive_cut_off_mid_upload_leaves_no_record(target, monkeypatc
     DataNode keeps a plain CREATE's partial file: a damaged log record for every reader)."""
     fs = target.fs()
     fs.mkdirs("/log/events")
-    inner = WebHdfsFileSystem._upload
+    inner = WebHdfsFileSystem.upload
 
     def cut_off(data: bytes):
         yield data[:1000]
@@ -107,7 +107,7 @@ def test_create_exclusive_cut_off_mid_upload_leaves_no_record(target, monkeypatc
     def dying(self, path, data, *, overwrite):
         return inner(self, path, cut_off(data), overwrite=overwrite)
 
-    monkeypatch.setattr(WebHdfsFileSystem, "_upload", dying)
+    monkeypatch.setattr(WebHdfsFileSystem, "upload", dying)
     with pytest.raises((ConnectionAbortedError, StorageError)):
         fs.create_exclusive("/log/events/0000001.json", b"e" * 5000)
     monkeypatch.undo()

@@ -7,11 +7,11 @@ from .. import options as opt
 from ..read.options import ReadOptions
 from ..read.scan import TableScan
 from .base import METASTORE_MODE, PATH_MODE, TableRef, state_in_snapshot
-from .hms import MetastoreTable
+from .hms import MetastoreTable, metastore_table
 from .path import PathTable
 
-__all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableRef", "open_scan",
-           "state_in_snapshot", "table_ref"]
+__all__ = ["METASTORE_MODE", "PATH_MODE", "MetastoreTable", "PathTable", "TableRef",
+           "metastore_table", "open_scan", "state_in_snapshot", "table_ref"]
 
 
 def table_ref(options: Mapping[str, str], spark_conf: Optional[Mapping[str, str]] = None, *,

@@ -19,7 +19,7 @@ References are picklable (no connection inside): Spark ships them to its workers
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -35,9 +35,6 @@ from ..read.scan import TableScan
 from ..read.source import TableSource
 from ..txn.base import Transaction
 from ..write.options import WriteOptions
-
-if TYPE_CHECKING:
-    from .hms import MetastoreTable
 
 PATH_MODE, METASTORE_MODE = "path", "metastore"
 
@@ -77,11 +74,6 @@ class TableRef(abc.ABC):
     def keeps_log(self) -> bool:
         """Whether the table keeps this library's path-mode log (its transactions' records)."""
         return self.mode == PATH_MODE
-
-    def metastore_table(self, what: str) -> "MetastoreTable":
-        """This table as a metastore table, for ``what`` only they have (InvalidOptionError)."""
-        raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
-                                 "(HiveAcidTable.forName); this one is a path")
 
     # --- where and what ---------------------------------------------------------------------------
     @abc.abstractmethod

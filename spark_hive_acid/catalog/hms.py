@@ -29,7 +29,8 @@ from ..metastore.client import MetastoreClient
 from ..metastore.model import TableInfo
 from ..metastore.uris import OPTION_URI, resolve_metastore_uris
 from ..read.source import TableSource
-from ..txn.hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
+from ..txn.hms import HmsTransaction
+from ..txn.hms_lifecycle import DEFAULT_LOCK_TIMEOUT_S
 from ..txn.hms_multi import HmsGroup, JoinedTransaction
 from ..write.options import WriteOptions
 from ..write.plain_file import (
@@ -90,9 +91,6 @@ class MetastoreTable(TableRef):
     @property
     def metastore_uri(self) -> str:
         return self.options[URI_KEY]
-
-    def metastore_table(self, what: str) -> "MetastoreTable":
-        return self
 
     def client(self) -> MetastoreClient:
         return client_from_options(self.options, uris=self.metastore_uri)
@@ -308,3 +306,12 @@ def create_table(table: MetastoreTable, schema: pa.Schema, write_options: WriteO
                            layout.bucket_columns, layout.num_buckets or -1, props, location)
             log.info("created transactional table %s in %s", table.display, c.uri)
     return table
+
+
+def metastore_table(table: TableRef, what: str) -> MetastoreTable:
+    """``table`` as a metastore table, for ``what`` only they have (InvalidOptionError for a
+    path)."""
+    if isinstance(table, MetastoreTable):
+        return table
+    raise InvalidOptionError(f"{what} is for tables of a Hive Metastore "
+                             "(HiveAcidTable.forName); this one is a path")

@@ -10,8 +10,7 @@ bucket properties whose writer id is the N of their ``bucket_N`` name.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -26,32 +25,13 @@ from ..acid.orc import (
     open_orc,
     sniff_format,
 )
-from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus
 from ..acid.partition_tree import walk_partitions
 from ..progress import Progress
 from .target import Target
-from .validate_log import check_acid_version_files, check_log
+from .validate_log import Report, check_acid_version_files, check_log
 
 KEY_INDEX, STATS = "hive.acid.key.index", "hive.acid.stats"
-
-
-@dataclass
-class Report:
-    problems: list[str] = field(default_factory=list)
-    files: int = 0
-
-    def add(self, where: str, problem: str) -> None:
-        self.problems.append(f"{where}: {problem}")
-
-    def guard(self, where: str, check: Callable[[], object]) -> None:
-        """Run ``check`` (what it returns is not used); anything it raises is a problem of
-        ``where``, never a crash."""
-        try:
-            check()
-        except Exception as e:  # noqa: BLE001 - report, do not crash, whatever the damage
-            text = str(e).split(". ")[0] if isinstance(e, HiveAcidError) else f"{type(e).__name__}: {e}"
-            self.add(where, text)
 
 
 def _leaves(target: Target) -> list[tuple[str, list[FileStatus]]]:

@@ -2,7 +2,8 @@
 files (the data files' checks are in :mod:`.validate`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
 
 from ..acid.log_records import (
     INSTALL_DONE_SUFFIX,
@@ -16,10 +17,28 @@ from ..acid.log_records import (
 )
 from ..acid.logstate import load_state, read_events
 from ..acid.names import ACID_VERSION_FILE, ParsedDir
+from ..exceptions import HiveAcidError
 from ..io.filesystem import FileStatus, FileSystem
 
-if TYPE_CHECKING:
-    from .validate import Report
+
+@dataclass
+class Report:
+    """The problems ``hiveacid validate`` found, and how many files it checked."""
+
+    problems: list[str] = field(default_factory=list)
+    files: int = 0
+
+    def add(self, where: str, problem: str) -> None:
+        self.problems.append(f"{where}: {problem}")
+
+    def guard(self, where: str, check: Callable[[], object]) -> None:
+        """Run ``check`` (what it returns is not used); anything it raises is a problem of
+        ``where``, never a crash."""
+        try:
+            check()
+        except Exception as e:  # noqa: BLE001 - report, do not crash, whatever the damage
+            text = str(e).split(". ")[0] if isinstance(e, HiveAcidError) else f"{type(e).__name__}: {e}"
+            self.add(where, text)
 
 
 
@@ -31,7 +50,7 @@ def _decodes(fs: FileSystem, path: str, parse: Callable[[dict], object]) -> None
         raise ValueError(f"it lacks a field of its kind ({e})") from None
 
 
-def check_log(fs: FileSystem, table_path: str, report: "Report") -> None:
+def check_log(fs: FileSystem, table_path: str, report: Report) -> None:
     """The chain of commit records, the checkpoints, and every other record file of the log:
     allocation records, intents, install records."""
     report.guard(table_path, lambda: load_state(fs, table_path) and read_events(fs, table_path))
@@ -55,7 +74,7 @@ def check_log(fs: FileSystem, table_path: str, report: "Report") -> None:
 
 
 def check_acid_version_files(fs: FileSystem, dirs: Sequence[tuple[ParsedDir, list[FileStatus]]],
-                             report: "Report") -> None:
+                             report: Report) -> None:
     """``_orc_acid_version`` says ``2`` where it is present; in a table whose ACID directories
     carry it (Hive 3+ and this library write one into each), a directory without it lost it."""
     with_marker = 0

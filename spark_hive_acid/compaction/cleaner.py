@@ -129,7 +129,7 @@ def vacuum(fs: FileSystem, table_path: str, *, retention_hours: float = DEFAULT_
              or since is not None and now - since >= retention_s else result.kept).append(p)
     if state is not None:
         result.staging = _stale_staging(fs, table_path, state, times, now, staging_grace_s)
-    sizes = {p: _size(fs, p) for p in result.removed}
+    sizes = {p: size_on_disk(fs, p) for p in result.removed}
     result.bytes = sum(sizes.values())
     if not dry_run:
         for p in result.removed:
@@ -198,14 +198,14 @@ def _stale_staging(fs: FileSystem, table_path: str, state: LogState, times: dict
     return out
 
 
-def _size(fs: FileSystem, path: str) -> int:
+def size_on_disk(fs: FileSystem, path: str) -> int:
     st = fs.status(path)
     if st is None:
         return 0
     if not st.is_dir:
         return st.size
     try:
-        return sum(_size(fs, c.path) if c.is_dir else c.size for c in fs.list_dir(path))
+        return sum(size_on_disk(fs, c.path) if c.is_dir else c.size for c in fs.list_dir(path))
     except PathNotFoundError:
         return 0
 

@@ -18,17 +18,21 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from ..acid.log_records import Install
 from ..acid.logstate import install_names, installs_done
+from ..acid.state import AcidState
+from ..catalog.hms import MetastoreTable
+from ..io.filesystem import FileSystem
+from ..metastore.model import LockInfo
 from ..txn.logmaint import finish_interrupted_installs
-from .cleaner import VacuumResult, _size, check_dry_run, check_retention
+from .cleaner import VacuumResult, check_dry_run, check_retention, size_on_disk
 
 log = logging.getLogger(__name__)
 
 
-def _installs(fs, table_path: str) -> dict[str, tuple[Install, float, bool]]:
+def installed_dirs(fs: FileSystem, table_path: str) -> dict[str, tuple[Install, float, bool]]:
     """Final directory -> (the install record of the finished compaction that created it, when
     that install ended: the output became visible then, whether it ended late: finished by
     another process after the compaction died)."""
@@ -40,8 +44,9 @@ def _installs(fs, table_path: str) -> dict[str, tuple[Install, float, bool]]:
     return out
 
 
-def _why_not(st, installs: dict[str, tuple[Install, float, bool]], open_ids: list[int],
-             locks: list, now: float, retention_s: float) -> Optional[str]:
+def why_kept(st: AcidState, installs: dict[str, tuple[Install, float, bool]],
+             open_ids: Sequence[int], locks: Sequence[LockInfo], now: float, retention_s: float
+             ) -> Optional[str]:
     """Why the obsolete directories of a partition must stay (None: they may go)."""
     hiders = ([st.base] if st.base is not None else []) + [
         d for d in st.deltas + st.delete_deltas
@@ -72,8 +77,8 @@ def _why_not(st, installs: dict[str, tuple[Install, float, bool]], open_ids: lis
     return None
 
 
-def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
-                           now: Optional[float] = None) -> dict:
+def vacuum_metastore_table(table: MetastoreTable, retention_hours: float, dry_run: bool,
+                           now: Optional[float] = None) -> dict[str, Any]:
     """Clean a metastore table (see the module docstring); the result as ``VacuumResult``'s
     JSON, plus ``reasons`` (partition -> why its obsolete directories were kept)."""
     retention_s = check_retention(retention_hours) * 3600.0
@@ -86,7 +91,7 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
     with table.client() as c:
         open_ids = c.txn_states().open_ids
         locks = c.show_locks(table.db, table.name)
-    installs = _installs(fs, location)
+    installs = installed_dirs(fs, location)
     result = VacuumResult(dry_run)
     reasons = {}
     for pl in scan.plan.partitions:
@@ -94,13 +99,13 @@ def vacuum_metastore_table(table, retention_hours: float, dry_run: bool,
         result.aborted.extend(st.aborted)
         if not st.obsolete:
             continue
-        why = _why_not(st, installs, open_ids, locks, now, retention_s)
+        why = why_kept(st, installs, open_ids, locks, now, retention_s)
         if why is None:
             result.obsolete.extend(st.obsolete)
         else:
             result.kept.extend(st.obsolete)
             reasons[pl.path] = why
-    result.bytes = sum(_size(fs, p) for p in result.removed)
+    result.bytes = sum(size_on_disk(fs, p) for p in result.removed)
     if not dry_run:
         for p in result.removed:
             fs.delete(p, recursive=True)

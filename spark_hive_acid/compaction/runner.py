@@ -33,6 +33,7 @@ from ..read.reader import ReadSpec
 from ..txn.logmaint import finish_interrupted_installs, roll_back_in_place
 from ..txn.committer import commit_compaction, compaction_id, compaction_staging_dir
 from ..txn.abort import abort_and_clean
+from ..txn.base import Transaction
 from ..write.acid_file import write_acid_version_file
 from ..write.plain_file import plain_file_name
 from ..write.schema import row_type_of
@@ -149,7 +150,7 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
             roll_back_in_place(fs, path, cid)
         raise
     metrics = _metrics(kind, cid, snap.high_watermark, jobs, results, started)
-    metrics.update(txn.ids(), writeId=txn.write_id)  # a metastore compaction has a txn id only
+    metrics.update({"writeId": None}, **txn.ids())  # a metastore compaction has a txn id only
     outcome = CompactionResult(kind, cid, sorted(j.partition for j in jobs), metrics)
     commit_compaction(fs, path, txn, outcome, installs, [j.partition for j in jobs],
                       table.txn_high_watermark)
@@ -157,7 +158,7 @@ def compact(table: TableRef, kind: str, partitions: Optional[Sequence[str]] = No
     return metrics
 
 
-def _abort(fs: FileSystem, path: str, txn, stage: str, e: BaseException) -> None:
+def _abort(fs: FileSystem, path: str, txn: Transaction, stage: str, e: BaseException) -> None:
     abort_and_clean(fs, path, txn, f"compaction failed: {type(e).__name__}: {e}", staged_dir=stage)
 
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Protocol
 
 from ..exceptions import StorageError
 from .ranged_file import RangedInputFile
-
-if TYPE_CHECKING:
-    from .arrow_fs import ArrowFileSystem
 
 
 def vanished(uri: str) -> str:
@@ -31,7 +28,9 @@ def _is_missing(e: OSError) -> bool:
         m in text for m in ("NoSuchKey", "NO_SUCH_KEY", "RESOURCE_NOT_FOUND", "Path does not exist"))
 
 
-class _Known(NamedTuple):
+class Known(NamedTuple):
+    """What reading a file taught: its size and its tail."""
+
     size: int
     tail_start: int
     tail: bytes
@@ -44,17 +43,17 @@ class RecentFiles:
 
     def __init__(self, limit: int = 32) -> None:
         self.limit = limit
-        self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._known: OrderedDict[str, Known] = OrderedDict()
         self._lock = threading.Lock()
 
-    def remember(self, path: str, known: _Known) -> None:
+    def remember(self, path: str, known: Known) -> None:
         with self._lock:
             self._known[path] = known
             self._known.move_to_end(path)
             while len(self._known) > self.limit:
                 self._known.popitem(last=False)
 
-    def recall(self, path: str) -> Optional[_Known]:
+    def recall(self, path: str) -> Optional[Known]:
         with self._lock:
             return self._known.get(path)
 
@@ -65,10 +64,25 @@ class RecentFiles:
                 del self._known[p]
 
 
+class ArrowAccess(Protocol):
+    """What a file needs of its file system (:class:`~.arrow_fs.ArrowFileSystem`)."""
+
+    recent: RecentFiles
+
+    @property
+    def arrow(self) -> Any:
+        """The ``pyarrow.fs.FileSystem`` (pyarrow has no type hints)."""
+
+    def uri(self, path: str) -> str: ...
+
+    def error(self, e: OSError, action: str, path: str) -> StorageError:
+        """``e`` as this file system's StorageError."""
+
+
 class ArrowRangedFile(RangedInputFile):
     """One file of an :class:`~.arrow_fs.ArrowFileSystem`, read in large cached ranges."""
 
-    def __init__(self, fs: "ArrowFileSystem", path: str, size: Optional[int] = None) -> None:
+    def __init__(self, fs: ArrowAccess, path: str, size: Optional[int] = None) -> None:
         super().__init__(path, size)
         self._fs = fs
         self._file: Any = None  # the pyarrow file, opened on the first fetch
@@ -84,7 +98,7 @@ class ArrowRangedFile(RangedInputFile):
     def name(self) -> str:
         return self._fs.uri(self.path)
 
-    def _open(self) -> Any:
+    def open_remote(self) -> Any:
         """The pyarrow file (its open is the ``HEAD`` that tells the size)."""
         if self._file is None:
             self.requests_made += 1
@@ -96,14 +110,14 @@ class ArrowRangedFile(RangedInputFile):
                     raise StorageError(vanished(self.name)) from e
                 if isinstance(e, IsADirectoryError) or "is a directory" in str(e).lower():
                     raise StorageError(f"Cannot read {self.name}: it is a directory") from e
-                raise self._fs._error(e, "opening", self.path) from e
+                raise self._fs.error(e, "opening", self.path) from e
         return self._file
 
     def _load_size(self) -> int:
-        return int(self._open().size())
+        return int(self.open_remote().size())
 
     def _fetch_range(self, offset: int, length: int) -> bytes:
-        f = self._open()
+        f = self.open_remote()
         self.requests_made += 1
         try:
             return f.read_at(length, offset)
@@ -111,16 +125,17 @@ class ArrowRangedFile(RangedInputFile):
             if _is_missing(e):
                 self._vanished()
                 raise StorageError(vanished(self.name)) from e
-            raise self._fs._error(e, "reading", self.path) from e
+            raise self._fs.error(e, "reading", self.path) from e
 
     def _vanished(self) -> None:
         self._gone = True
         self._fs.recent.forget_under(self.path)
 
     def close(self) -> None:
-        tail = None if self.closed or self._gone or self._size is None else self._tail_bytes()
-        if tail is not None:
-            self._fs.recent.remember(self.path, _Known(self._size, self._tail_start(), tail))
+        size = self._size
+        tail = None if self.closed or self._gone or size is None else self._tail_bytes()
+        if size is not None and tail is not None:
+            self._fs.recent.remember(self.path, Known(size, self._tail_start(), tail))
         if self._file is not None:
             self._file.close()
             self._file = None

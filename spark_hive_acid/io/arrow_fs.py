@@ -24,7 +24,7 @@ from typing import Any, BinaryIO, Callable, Optional, Union
 
 from ..exceptions import StorageError, PathNotFoundError
 from .arrow_files import ArrowRangedFile, RecentFiles
-from .filesystem import FileStatus, FileSystem
+from .filesystem import FileStatus, FileSystem, binary_file
 from .object_writes import ObjectWrites
 
 _log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ class HadoopConnector:
     kerb_ticket: Optional[str] = None
     extra_conf: tuple[tuple[str, str], ...] = field(default=())
 
-    def __call__(self):
+    def __call__(self) -> Any:
         from pyarrow import fs as pafs
 
         return pafs.HadoopFileSystem(self.host, self.port, user=self.user,
@@ -116,14 +116,14 @@ class ArrowFileSystem(FileSystem):
                 "writes": self.writes}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+        ArrowFileSystem.__init__(self, **state)
 
     def __repr__(self) -> str:
         return f"ArrowFileSystem({self.display_prefix!r}, atomic_rename={self.atomic_rename})"
 
     @property
-    def arrow(self):
-        """The pyarrow file system (connected on first use)."""
+    def arrow(self) -> Any:
+        """The pyarrow file system (connected on first use; pyarrow has no type hints)."""
         if self._fs is None:
             with self._lock:
                 if self._fs is None:
@@ -144,7 +144,8 @@ class ArrowFileSystem(FileSystem):
         return self.display_prefix + path.lstrip("/") if self.display_prefix.endswith("//") \
             else self.display_prefix.rstrip("/") + "/" + path.lstrip("/")
 
-    def _error(self, e: OSError, action: str, path: str) -> StorageError:
+    def error(self, e: OSError, action: str, path: str) -> StorageError:
+        """``e`` (from pyarrow) as a StorageError naming ``action`` and ``path``."""
         text = str(e)
         if isinstance(e, PermissionError) or any(
                 m in text for m in ("ermission denied", "AccessDenied", "ACCESS_DENIED",
@@ -165,7 +166,7 @@ class ArrowFileSystem(FileSystem):
         except OSError as e:
             if "not a directory" in str(e).lower():
                 raise StorageError(f"Not a directory: {self.uri(path)}") from e
-            raise self._error(e, "listing", path) from e
+            raise self.error(e, "listing", path) from e
         return [FileStatus(i.path, i.base_name, i.type == pafs.FileType.Directory,
                            0 if i.type == pafs.FileType.Directory else int(i.size or 0))
                 for i in infos]
@@ -176,7 +177,7 @@ class ArrowFileSystem(FileSystem):
         try:
             info = self.arrow.get_file_info(path)
         except OSError as e:
-            raise self._error(e, "reading the status of", path) from e
+            raise self.error(e, "reading the status of", path) from e
         if info.type == pafs.FileType.NotFound:
             return None
         is_dir = info.type == pafs.FileType.Directory
@@ -187,8 +188,8 @@ class ArrowFileSystem(FileSystem):
         if self.ranged_reads:  # object stores: few large GETs (ArrowRangedFile)
             f = ArrowRangedFile(self, path, size)
             if f.known is None:
-                f._open()  # errors (missing, denied) now, as for any other open
-            return f  # type: ignore[return-value]
+                f.open_remote()  # errors (missing, denied) now, as for any other open
+            return binary_file(f)
         try:
             return self.arrow.open_input_file(path)  # a seekable pyarrow NativeFile
         except FileNotFoundError as e:
@@ -196,7 +197,7 @@ class ArrowFileSystem(FileSystem):
                 f"File vanished: {self.uri(path)}; a compaction cleaner may have removed it after the "
                 "read was planned: retry the read") from e
         except OSError as e:
-            raise self._error(e, "opening", path) from e
+            raise self.error(e, "opening", path) from e
 
     # --- writing -----------------------------------------------------------------------------
     def mkdirs(self, path: str) -> None:
@@ -205,16 +206,16 @@ class ArrowFileSystem(FileSystem):
         try:
             self.arrow.create_dir(path, recursive=True)
         except OSError as e:
-            raise self._error(e, "creating directory", path) from e
+            raise self.error(e, "creating directory", path) from e
 
     def open_output(self, path: str) -> BinaryIO:
         self.recent.forget_under(path)
         if self.writes is not None:  # one PUT for a small file; nothing left by a failed writer
-            return self.writes.open(path, self.uri(path))  # type: ignore[return-value]
+            return binary_file(self.writes.open(path, self.uri(path)))
         try:
             return self.arrow.open_output_stream(path)
         except OSError as e:
-            raise self._error(e, "writing", path) from e
+            raise self.error(e, "writing", path) from e
 
     def write_bytes(self, path: str, data: bytes) -> None:
         if self.writes is None:
@@ -247,7 +248,7 @@ class ArrowFileSystem(FileSystem):
             if self.status(dst) is not None:
                 raise StorageError(
                     f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
-            raise self._error(e, f"renaming to {self.uri(dst)}", src) from e
+            raise self.error(e, f"renaming to {self.uri(dst)}", src) from e
         inside = self.join(dst, posixpath.basename(src.rstrip("/")))
         if self.status(src) is None and self.status(inside) is not None:
             # dst appeared between the check and the move: the move went into it. Undo.
@@ -270,7 +271,7 @@ class ArrowFileSystem(FileSystem):
                              for i in self.arrow.get_file_info(
                                  pafs.FileSelector(path, recursive=True, allow_not_found=True))]
                 except OSError as e:
-                    raise self._error(e, "listing", path) from e
+                    raise self.error(e, "listing", path) from e
             self.writes.delete(path, below)
             return
 
@@ -287,7 +288,7 @@ class ArrowFileSystem(FileSystem):
         except FileNotFoundError:
             pass
         except OSError as e:
-            raise self._error(e, "deleting", path) from e
+            raise self.error(e, "deleting", path) from e
 
     def check_writable(self, path: str) -> None:
         """Object stores: S3 endpoints that honour conditional creates (asked once per endpoint
@@ -303,7 +304,7 @@ class ArrowFileSystem(FileSystem):
         if self.writes is None:
             return super().open_output_exclusive(path)
         self.recent.forget_under(path)
-        return self.writes.open_exclusive(path, self.uri(path))  # type: ignore[return-value]
+        return binary_file(self.writes.open_exclusive(path, self.uri(path)))
 
     def copy_file(self, src: str, dst: str) -> None:
         """A copy inside the store (S3: ``CopyObject``, no data through this process)."""
@@ -311,7 +312,7 @@ class ArrowFileSystem(FileSystem):
         try:
             self.arrow.copy_file(src, dst)
         except OSError as e:
-            raise self._error(e, f"copying to {self.uri(dst)}", src) from e
+            raise self.error(e, f"copying to {self.uri(dst)}", src) from e
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` with ``data`` only if it does not exist; False when it did.
@@ -334,7 +335,7 @@ class ArrowFileSystem(FileSystem):
             with self.arrow.open_output_stream(tmp) as f:
                 f.write(data)
         except OSError as e:
-            raise self._error(e, "writing", tmp) from e
+            raise self.error(e, "writing", tmp) from e
         try:
             if self.status(path) is not None:
                 return False

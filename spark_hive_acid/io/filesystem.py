@@ -13,7 +13,8 @@ import os
 import shutil
 import uuid
 from dataclasses import dataclass
-from typing import BinaryIO, Optional
+from types import TracebackType
+from typing import BinaryIO, Optional, cast
 
 from ..exceptions import PathExistsError, PathNotFoundError, StorageError
 
@@ -102,12 +103,20 @@ class FileSystem:
         """A new file that appears whole when closed, and only if ``path`` does not exist then
         (PathExistsError, nothing written); leaving a ``with`` block on an exception, or
         ``abort()``, writes nothing."""
-        return _ExclusiveBuffer(self, path)  # type: ignore[return-value]
+        return _ExclusiveBuffer(self, path)
 
     def copy_file(self, src: str, dst: str) -> None:
         """Copy a file (overwriting ``dst``)."""
         with self.open_input(src) as f:
             self.write_bytes(dst, f.read())
+
+
+def binary_file(f: io.IOBase) -> BinaryIO:
+    """``f``, a back-end's own binary file object (a ranged reader, a buffered upload: an
+    ``io.RawIOBase`` reading and writing bytes), as the ``BinaryIO`` the interface returns.
+    typeshed keeps the ``io`` classes apart from the nominal ``typing.BinaryIO`` (its
+    ``RawIOBase.read`` may return None, a non-blocking read; these files never do)."""
+    return cast(BinaryIO, f)
 
 
 class _ExclusiveBuffer(io.BytesIO):
@@ -130,7 +139,8 @@ class _ExclusiveBuffer(io.BytesIO):
         if not self._aborted and not self._fs.create_exclusive(self._path, data):
             raise PathExistsError(f"{self._path} exists")
 
-    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         if exc_type is not None:
             self.abort()
         else:

@@ -44,8 +44,9 @@ def list_dirs_parallel(fs: FileSystem, paths: Iterable[str], max_workers: int = 
         futures = {p: pool.submit(one, p) for p in todo}
         done, _ = wait(futures.values(), return_when=FIRST_EXCEPTION)
         for f in done:
-            if f.exception() is not None:
+            error = f.exception()
+            if error is not None:
                 for other in futures.values():
                     other.cancel()
-                raise f.exception()  # type: ignore[misc]
+                raise error
         return {p: futures[p].result() for p in todo}

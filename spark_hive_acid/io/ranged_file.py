@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import io
 import threading
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..exceptions import StorageError
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 SEQ_READ_AHEAD_START = 64 * 1024  # sequential readers (no tail read first) start small
 DEFAULT_TAIL_SIZE = 256 * 1024
@@ -109,7 +112,7 @@ class RangedInputFile(io.RawIOBase):
     def readall(self) -> bytes:
         return self.read(-1)
 
-    def readinto(self, b) -> int:  # type: ignore[override]
+    def readinto(self, b: WriteableBuffer) -> int:
         view = memoryview(b).cast("B")
         data = self.read(len(view))
         view[:len(data)] = data

@@ -22,13 +22,13 @@ import posixpath
 import threading
 import uuid
 from collections import OrderedDict
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, BinaryIO, Callable, Optional, TypeVar
 from urllib.parse import urlsplit
 
 from ..exceptions import InvalidOptionError, PathExistsError, PathNotFoundError, StorageError
-from .filesystem import FileStatus, FileSystem
+from .filesystem import FileStatus, FileSystem, binary_file
 from .ranged_file import DEFAULT_MAX_CACHE, DEFAULT_READ_AHEAD, DEFAULT_TAIL_SIZE
-from .webhdfs_files import WebHdfsInputFile, WebHdfsOutputFile, _Remembered, vanished_message  # noqa: F401
+from .webhdfs_files import Remembered, WebHdfsInputFile, WebHdfsOutputFile, vanished_message
 
 _log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class WebHdfsFileSystem(FileSystem):
         self._client: Any = None
         self._client_lock = threading.Lock()
         # path -> what reading it taught us (size, tail, DataNode URL): data files are write-once
-        self._recent: OrderedDict[str, _Remembered] = OrderedDict()
+        self._recent: OrderedDict[str, Remembered] = OrderedDict()
         self._recent_lock = threading.Lock()
 
     # --- pickling: by constructor arguments, never the client --------------------------------
@@ -91,7 +91,7 @@ class WebHdfsFileSystem(FileSystem):
         return dict(self._args)
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+        WebHdfsFileSystem.__init__(self, **state)
 
     def __repr__(self) -> str:
         return f"WebHdfsFileSystem(url={self.url!r}, user={self.user!r}, auth={self.auth!r})"
@@ -104,15 +104,15 @@ class WebHdfsFileSystem(FileSystem):
 
     # --- the client --------------------------------------------------------------------------
     @property
-    def client(self):
-        """The ``hdfs`` package client, created on first use (thread-safe)."""
+    def client(self) -> Any:
+        """The ``hdfs`` package client (untyped), created on first use (thread-safe)."""
         if self._client is None:
             with self._client_lock:
                 if self._client is None:
                     self._client = self._make_client()
         return self._client
 
-    def _make_client(self):
+    def _make_client(self) -> Any:
         import requests
         from requests.adapters import HTTPAdapter
 
@@ -137,7 +137,8 @@ class WebHdfsFileSystem(FileSystem):
         return InsecureClient(self.url, user=self.user, timeout=timeout, session=session)
 
     # --- files recently read ------------------------------------------------------------------
-    def _remember(self, path: str, info: "_Remembered") -> None:
+    def remember(self, path: str, info: Remembered) -> None:
+        """Keep what reading ``path`` taught (the last ``remember_files`` files)."""
         if self.remember_files <= 0:
             return
         with self._recent_lock:
@@ -146,7 +147,8 @@ class WebHdfsFileSystem(FileSystem):
             while len(self._recent) > self.remember_files:
                 self._recent.popitem(last=False)
 
-    def _recall(self, path: str) -> Optional["_Remembered"]:
+    def recall(self, path: str) -> Optional[Remembered]:
+        """What reading ``path`` taught, if it was read recently."""
         with self._recent_lock:
             info = self._recent.get(path)
             if info is not None:
@@ -172,7 +174,7 @@ class WebHdfsFileSystem(FileSystem):
             f"{self.display_prefix}): {e}. Check that the NameNode is up and that option webhdfsUrl "
             "names its HTTP address, e.g. http://namenode:9870")
 
-    def _call(self, action: str, path: str, fn: Callable[[Any], T]) -> T:
+    def call(self, action: str, path: str, fn: Callable[[Any], T]) -> T:
         """Run ``fn(client)``, translating transport and WebHDFS errors to StorageError."""
         import requests
         from hdfs.util import HdfsError
@@ -208,7 +210,7 @@ class WebHdfsFileSystem(FileSystem):
     def list_dir(self, path: str) -> list[FileStatus]:
         path = _abs(path)
         try:
-            entries = self._call("listing", path, lambda c: c._list_status(path).json())
+            entries = self.call("listing", path, lambda c: c._list_status(path).json())
         except PathNotFoundError as e:
             raise PathNotFoundError(f"Directory not found: {self.uri(path)}") from e
         statuses = entries["FileStatuses"]["FileStatus"]
@@ -220,25 +222,25 @@ class WebHdfsFileSystem(FileSystem):
     def status(self, path: str) -> Optional[FileStatus]:
         path = _abs(path)
         try:
-            st = self._call("reading the status of", path, lambda c: c._get_file_status(path).json())
+            st = self.call("reading the status of", path, lambda c: c._get_file_status(path).json())
         except PathNotFoundError:
             return None
         return _to_status(path, st["FileStatus"])
 
-    def open_input(self, path: str, size: Optional[int] = None) -> "WebHdfsInputFile":
+    def open_input(self, path: str, size: Optional[int] = None) -> BinaryIO:
         """A seekable reader; ``size`` (from a listing) saves the ``GETFILESTATUS`` round trip.
 
         Reopening a file read recently through this instance reuses its size, tail and DataNode
         URL (the last ``remember_files`` files; ACID data files never change once written).
         """
-        return WebHdfsInputFile(self, _abs(path), size=size)
+        return binary_file(WebHdfsInputFile(self, _abs(path), size=size))
 
     def read_bytes(self, path: str, length: Optional[int] = None) -> bytes:
         """The file's first ``length`` bytes (all when None) in one ``OPEN``, without a status."""
         path = _abs(path)
         kw = {"offset": 0} if length is None else {"offset": 0, "length": length}
         try:
-            return self._call("reading", path, lambda c: _content(c._open(path, **kw)))
+            return self.call("reading", path, lambda c: _content(c._open(path, **kw)))
         except PathNotFoundError as e:
             raise StorageError(vanished_message(self.uri(path))) from e
 
@@ -246,18 +248,18 @@ class WebHdfsFileSystem(FileSystem):
     def mkdirs(self, path: str) -> None:
         path = _abs(path)
         try:
-            ok = self._call("creating directory", path, lambda c: c._mkdirs(path).json()["boolean"])
+            ok = self.call("creating directory", path, lambda c: c._mkdirs(path).json()["boolean"])
         except PathExistsError as e:
             raise StorageError(f"Cannot create directory {self.uri(path)}: a file is in the way ({e})") from e
         if not ok:
             raise StorageError(f"Cannot create directory {self.uri(path)}")
 
-    def open_output(self, path: str) -> "WebHdfsOutputFile":
+    def open_output(self, path: str) -> BinaryIO:
         """A buffered writer; the file is uploaded (two-step ``CREATE``, overwrite) on close."""
-        return WebHdfsOutputFile(self, _abs(path))
+        return binary_file(WebHdfsOutputFile(self, _abs(path)))
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        self._upload(_abs(path), data, overwrite=True)
+        self.upload(_abs(path), data, overwrite=True)
 
     def _forget_under(self, path: str) -> None:
         prefix = path.rstrip("/") + "/"
@@ -265,17 +267,18 @@ class WebHdfsFileSystem(FileSystem):
             for p in [p for p in self._recent if p == path or p.startswith(prefix)]:
                 del self._recent[p]
 
-    def _upload(self, path: str, data: Any, *, overwrite: bool) -> None:
+    def upload(self, path: str, data: Any, *, overwrite: bool) -> None:
+        """``CREATE`` ``path`` with ``data`` (bytes, a file object or an iterable of chunks)."""
         self._forget_under(path)
         _log.debug("WebHDFS CREATE %s (overwrite=%s)", path, overwrite)
-        self._call("writing", path, lambda c: c.write(path, data=data, overwrite=overwrite))
+        self.call("writing", path, lambda c: c.write(path, data=data, overwrite=overwrite))
 
     def rename(self, src: str, dst: str) -> None:
         src, dst = _abs(src), _abs(dst)
         self._forget_under(src)
         self._forget_under(dst)
         try:
-            res = self._call("renaming", src,
+            res = self.call("renaming", src,
                              lambda c: c._rename(src, destination=dst, renameoptions="NONE"))
         except PathExistsError as e:
             raise StorageError(f"Cannot rename {self.uri(src)} to {self.uri(dst)}: destination exists") from e
@@ -292,7 +295,7 @@ class WebHdfsFileSystem(FileSystem):
         self._forget_under(path)
         flag = "true" if recursive else "false"
         try:
-            self._call("deleting", path, lambda c: c._delete(path, recursive=flag))
+            self.call("deleting", path, lambda c: c._delete(path, recursive=flag))
         except PathNotFoundError:
             pass
 
@@ -308,10 +311,10 @@ class WebHdfsFileSystem(FileSystem):
         path = _abs(path)
         parent, name = posixpath.split(path)
         tmp = posixpath.join(parent, f".{name}.{uuid.uuid4().hex}.tmp")
-        self._upload(tmp, data, overwrite=False)
+        self.upload(tmp, data, overwrite=False)
         self._forget_under(path)
         try:
-            self._call("renaming", tmp,
+            self.call("renaming", tmp,
                        lambda c: c._rename(tmp, destination=path, renameoptions="NONE"))
         except PathExistsError:
             self.delete(tmp)
@@ -352,14 +355,14 @@ def _first_part(message: Any) -> str:
     return text.strip()[:500]
 
 
-def _content(res) -> bytes:
+def _content(res: Any) -> bytes:
     try:
         return res.content
     finally:
         res.close()
 
 
-def _json_or_none(res) -> Any:
+def _json_or_none(res: Any) -> Any:
     try:
         return res.json() if res.content else None
     except ValueError:

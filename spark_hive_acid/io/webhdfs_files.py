@@ -4,14 +4,17 @@ from __future__ import annotations
 import io
 import logging
 import tempfile
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Protocol, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..exceptions import PathNotFoundError, StorageError
 from .ranged_file import RangedInputFile
 
 if TYPE_CHECKING:
-    from .webhdfs import WebHdfsFileSystem
+    from _typeshed import ReadableBuffer
+
+T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
 
@@ -25,13 +28,40 @@ def vanished_message(uri: str, detail: str = "") -> str:
             "was planned: retry the read")
 
 
-class _Remembered(NamedTuple):
+class Remembered(NamedTuple):
     """What reading a file taught: its size, its tail bytes and the DataNode URL serving it."""
 
     size: int
     tail_start: int
     tail: Optional[bytes]
     location: Optional[str]
+
+
+class WebHdfsAccess(Protocol):
+    """What the file objects need of their file system (:class:`~.webhdfs.WebHdfsFileSystem`):
+    its settings, its client, its error translation and its memory of files recently read."""
+
+    tail_size: int
+    read_ahead: int
+    max_cache: int
+    reuse_datanode_url: bool
+
+    @property
+    def client(self) -> Any:
+        """The ``hdfs`` package's client (untyped)."""
+
+    def uri(self, path: str) -> str: ...
+
+    def call(self, action: str, path: str, fn: Callable[[Any], T]) -> T:
+        """``fn(client)``, its transport and WebHDFS errors translated to StorageError."""
+
+    def recall(self, path: str) -> Optional[Remembered]: ...
+
+    def remember(self, path: str, info: Remembered) -> None: ...
+
+    def forget(self, path: Optional[str] = None) -> None: ...
+
+    def upload(self, path: str, data: Any, *, overwrite: bool) -> None: ...
 
 
 class WebHdfsInputFile(RangedInputFile):
@@ -43,13 +73,13 @@ class WebHdfsInputFile(RangedInputFile):
     tail, DataNode URL) is remembered by the file system for the next open of the same file.
     """
 
-    def __init__(self, fs: WebHdfsFileSystem, path: str, size: Optional[int] = None) -> None:
+    def __init__(self, fs: WebHdfsAccess, path: str, size: Optional[int] = None) -> None:
         super().__init__(path, size, tail_size=fs.tail_size, read_ahead=fs.read_ahead,
                          max_cache=fs.max_cache)
         self._fs = fs
         self._location: Optional[str] = None  # DataNode URL of the last redirected OPEN
         self._gone = False  # the file vanished: remember nothing about it
-        known = fs._recall(path)
+        known = fs.recall(path)
         if known is not None and (size is None or size == known.size):
             self._size = known.size
             self._location = known.location
@@ -62,7 +92,7 @@ class WebHdfsInputFile(RangedInputFile):
 
     def _load_size(self) -> int:
         try:
-            st = self._fs._call("reading the status of", self.path,
+            st = self._fs.call("reading the status of", self.path,
                                 lambda c: c._get_file_status(self.path).json()["FileStatus"])
         except PathNotFoundError as e:
             self._gone = True
@@ -76,7 +106,7 @@ class WebHdfsInputFile(RangedInputFile):
 
     def close(self) -> None:
         if not self.closed and self._size is not None and not self._gone:
-            self._fs._remember(self.path, _Remembered(self._size, self._tail_start(),
+            self._fs.remember(self.path, Remembered(self._size, self._tail_start(),
                                                       self._tail_bytes(), self._location))
         super().close()
 
@@ -103,10 +133,10 @@ class WebHdfsInputFile(RangedInputFile):
             self._location = None
         _log.debug("WebHDFS OPEN %s [%d, +%d)", self.path, offset, length)
         try:
-            res = fs._call("reading", self.path,
+            res = fs.call("reading", self.path,
                            lambda c: c._open(self.path, offset=offset, length=length))
             self.requests_made += 1 + len(res.history)
-            data = fs._call("reading", self.path, lambda c: res.content)
+            data = fs.call("reading", self.path, lambda c: res.content)
         except PathNotFoundError as e:
             self.requests_made += 1
             self._gone = True
@@ -123,7 +153,7 @@ class WebHdfsOutputFile(io.RawIOBase):
     Leaving a ``with`` block on an exception discards the data instead of uploading it.
     """
 
-    def __init__(self, fs: WebHdfsFileSystem, path: str) -> None:
+    def __init__(self, fs: WebHdfsAccess, path: str) -> None:
         super().__init__()
         self._fs = fs
         self.path = path
@@ -142,7 +172,7 @@ class WebHdfsOutputFile(io.RawIOBase):
     def tell(self) -> int:
         return self._buf.tell()
 
-    def write(self, b) -> int:  # type: ignore[override]
+    def write(self, b: ReadableBuffer) -> int:
         if self.closed:
             raise ValueError(f"write to closed file {self.path}")
         n = self._buf.write(b)
@@ -168,14 +198,15 @@ class WebHdfsOutputFile(io.RawIOBase):
         try:
             if self._spilled:
                 self._buf.seek(0)
-                self._fs._upload(self.path, self._buf, overwrite=True)
+                self._fs.upload(self.path, self._buf, overwrite=True)
             else:
-                self._fs._upload(self.path, self._buf.getvalue(), overwrite=True)
+                self._fs.upload(self.path, self._buf.getvalue(), overwrite=True)
         finally:
             self._buf.close()
             super().close()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: Optional[type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
         if exc_type is not None:
             self.abort()
         else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from ..catalog.base import TableRef
-from ..compaction.hms_clean import _installs, _why_not  # the Cleaner's rule, not a copy of it
+from ..compaction.hms_clean import installed_dirs, why_kept  # the Cleaner's rule, not a copy of it
 from ..exceptions import HiveAcidError
 from ..metastore.api import client_from_options
 from .compat import ENGINES, parse_engines, partition_findings, table_findings
@@ -193,13 +193,15 @@ def clean_blockers(facts: TableFacts, view: MetastoreView) -> dict[str, str]:
     if not waiting:
         return {}
     fs, location = facts.ref.location()
-    installs = _installs(fs, location)
+    installs = installed_dirs(fs, location)
     db, _, name = (facts.ref.full_name or "").partition(".")
     locks = [lk for lk in view.locks if (lk.db or "").lower() == db
              and (lk.table or "").lower() == name]
     out = {}
     for p in waiting:
-        why = _why_not(p.state, installs, view.txns.open_ids, locks, view.now, 0.0)
+        if p.state is None:
+            continue
+        why = why_kept(p.state, installs, view.txns.open_ids, locks, view.now, 0.0)
         if why:
             out[p.partition or "(table)"] = why
     return out

@@ -16,7 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from .api import client_from_options, open_table_snapshot, parse_table_name, table_from_options
-from .client import MetastoreClient, parse_hive_time
+from ..acid.partitions import parse_partition_name
+from .client import MetastoreClient
+from .connection import parse_hive_time
 from ..exceptions import (
     CommitStateUnknownError,
     LockTimeoutError,
@@ -35,7 +37,7 @@ from .model import (
     TableInfo,
     TxnStatus,
 )
-from .partitions import FilterTerm, PartitionFilter, make_partition_name, parse_partition_name
+from .partitions import FilterTerm, PartitionFilter, make_partition_name
 from .snapshots import (
     txn_list_from_open_txns,
     write_ids_from_table_valid_write_ids,

@@ -22,7 +22,7 @@ _INSTALL_HINT = ("The Hive Metastore client needs the packages 'hive-metastore-c
 def bindings() -> tuple[ModuleType, ModuleType]:
     """``(ThriftHiveMetastore, ttypes)`` from hive-metastore-client, or a clear error."""
     try:
-        from thrift_files.libraries.thrift_hive_metastore_client import (  # type: ignore
+        from thrift_files.libraries.thrift_hive_metastore_client import (
             ThriftHiveMetastore,
             ttypes,
         )
@@ -34,9 +34,9 @@ def bindings() -> tuple[ModuleType, ModuleType]:
 def thrift_module() -> Any:
     """The ``thrift`` package modules used by the client (transport, protocol, errors)."""
     try:
-        from thrift import Thrift  # type: ignore
-        from thrift.protocol import TBinaryProtocol  # type: ignore
-        from thrift.transport import TSocket, TTransport  # type: ignore
+        from thrift import Thrift
+        from thrift.protocol import TBinaryProtocol
+        from thrift.transport import TSocket, TTransport
     except ImportError as e:
         raise MetastoreError(f"{_INSTALL_HINT} ({e})") from e
     return Thrift, TBinaryProtocol, TSocket, TTransport
@@ -61,7 +61,7 @@ class AddDynamicPartitionsV2:
         """Thrift calls this hook on some code paths; every field is always set here."""
 
     def write(self, oprot: Any) -> None:
-        from thrift.Thrift import TType  # type: ignore
+        from thrift.Thrift import TType
 
         oprot.writeStructBegin("AddDynamicPartitions")
         oprot.writeFieldBegin("txnid", TType.I64, 1)

@@ -31,7 +31,7 @@ class RawStruct:
 
     def write_fields(self, oprot: Any) -> None:
         """The fields alone (no struct begin, stop or end)."""
-        from thrift.Thrift import TType  # type: ignore
+        from thrift.Thrift import TType
 
         for fid, kind, value in self.fields:
             if kind in ("list<string>", "list<struct>"):
@@ -99,7 +99,7 @@ def void_call(method: str, args: RawStruct,
     ``<method>_args`` and raises the declared exception (result field id -> class) if any."""
 
     def call(client: Any) -> None:
-        from thrift.Thrift import TApplicationException, TMessageType, TType  # type: ignore
+        from thrift.Thrift import TApplicationException, TMessageType, TType
 
         oprot, iprot = client._oprot, client._iprot
         oprot.writeMessageBegin(method, TMessageType.CALL, client._seqid)

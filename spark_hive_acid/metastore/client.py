@@ -30,7 +30,8 @@ from .model import (
     enum_name,
     lock_type_name,
 )
-from .partitions import make_partition_name, partition_values
+from ..acid.partitions import partition_values
+from .partitions import make_partition_name
 from .snapshots import (
     open_txns_from_response,
     txn_list_from_open_txns,
@@ -232,8 +233,9 @@ class MetastoreClient(TableCalls):
             # Hive 4 answers a duplicate with id -1, state "refused" (and the queued id only in
             # its message): report the queued compaction, as Hive 2/3 do
             for queued in self.compactions(db, tbl):
-                if queued.partition == part_name and queued.state in ("initiated", "working"):
-                    return CompactionRequestResult(int(queued.id), queued.state, False)
+                if queued.id is not None and queued.partition == part_name \
+                        and queued.state in ("initiated", "working"):
+                    return CompactionRequestResult(queued.id, queued.state, False)
         return result
 
     def compactions(self, db: Optional[str] = None, tbl: Optional[str] = None

@@ -93,7 +93,7 @@ class MetastoreConnection:
     @classmethod
     def from_options(cls, options: Mapping[str, str],
                      spark_conf: Optional[Mapping[str, str]] = None,
-                     **kwargs: Any) -> "MetastoreConnection":
+                     **kwargs: Any) -> "Self":
         """A client for the metastore named by :func:`resolve_metastore_uris`."""
         return cls(resolve_metastore_uris(options, spark_conf), **kwargs)
 

@@ -80,8 +80,8 @@ class TableInfo:
     def to_layout(self) -> TableLayout:
         """The layout the table declares (columns, partitions, bucketing, properties)."""
         return TableLayout(
-            columns=[tuple(c) for c in self.columns],
-            partition_columns=[tuple(c) for c in self.partition_keys],
+            columns=list(self.columns),
+            partition_columns=list(self.partition_keys),
             bucket_columns=list(self.bucket_cols),
             num_buckets=max(self.num_buckets, 0) if self.bucket_cols else 0,
             bucketing_version=self.bucketing_version,

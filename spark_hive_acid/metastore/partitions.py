@@ -13,12 +13,7 @@ import operator
 from decimal import Decimal, InvalidOperation
 from typing import Any, Mapping, Optional, Sequence
 
-from ..acid.partitions import (  # noqa: F401  (re-exported: the metastore's partition API)
-    DEFAULT_PARTITION,
-    parse_partition_name,
-    partition_name,
-    partition_values,
-)
+from ..acid.partitions import DEFAULT_PARTITION, partition_name
 from ..exceptions import InvalidOptionError
 
 _INT_TYPES = {"tinyint", "smallint", "int", "integer", "bigint"}

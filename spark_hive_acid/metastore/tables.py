@@ -29,7 +29,8 @@ from .convert import (
     table_info_from_thrift,
 )
 from .model import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE, Column, PartitionInfo, TableInfo
-from .partitions import DEFAULT_PARTITION, PartitionFilter, make_partition_name, partition_values
+from ..acid.partitions import DEFAULT_PARTITION, partition_values
+from .partitions import PartitionFilter, make_partition_name
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,17 @@ class TableCalls(MetastoreConnection):
         if filter is not None:
             infos = [p for p in infos if filter.matches(p.spec(keys), key_types)]
         return infos
+
+    def get_partitions_by_names(self, db: str, tbl: str, names: Sequence[str],
+                                keys: Sequence[str]) -> list[PartitionInfo]:
+        """The partitions named (``k=v/...``; ``keys``: the table's partition columns) that
+        exist, in one call however many partitions the table has."""
+        if not names:
+            return []
+        parts = self._call("get_partitions_by_names", db, tbl, list(names),
+                           what=f"{len(names)} partitions of {db}.{tbl}", retry=True,
+                           table=f"{db}.{tbl}")
+        return [partition_info_from_thrift(p, keys) for p in parts]
 
     def add_partitions(self, db: str, tbl: str,
                        partitions: Iterable[Mapping[str, Any] | Sequence[Any] | str],

@@ -28,7 +28,7 @@ from pyspark.sql.types import StructType
 
 from ..acid.logstate import ABORTED, COMMITTED, OPEN
 from ..acid.names import parse_acid_dir
-from ..catalog import open_scan, state_in_snapshot
+from ..catalog import metastore_table, open_scan, state_in_snapshot
 from ..exceptions import InvalidOptionError, PathNotFoundError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
 from ..io.registry import get_filesystem
@@ -68,7 +68,7 @@ class StreamBatchWriter(HiveAcidArrowWriter):
         """An earlier attempt's state: the metastore's, corrected where it cannot know (a write
         id above the high watermark whose transaction ended: Hive 4 lists an aborted write id
         only once a later one commits; a write id Hive 3.1 "forgot": see stream.sink)."""
-        table = self.table.metastore_table("the streaming sink's claims")
+        table = metastore_table(self.table, "the streaming sink's claims")
         write_id, txn_id = int(claim["writeId"]), claim.get("txnId")
         with table.client() as client:
             snapshot = client.read_snapshot(table.db, table.name)[0]

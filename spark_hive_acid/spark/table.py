@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from .. import options as opt
-from ..catalog import MetastoreTable, PathTable, TableRef
+from ..catalog import MetastoreTable, PathTable, TableRef, metastore_table
 from ..catalog.detail import is_acid_table_dir
 from ..acid.partitions import partition_name, value_string
 from .. import tableops
@@ -158,7 +158,7 @@ class HiveAcidTable:
 
     def info(self) -> TableInfo:
         """The table's current metastore entry (tables by name only)."""
-        return self._ref.metastore_table("info()").info()
+        return metastore_table(self._ref, "info()").info()
 
     @property
     def _fs(self) -> Any:
@@ -399,14 +399,14 @@ class HiveAcidTable:
         partitioned table: ``{"ds": "x"}``, a value list or ``"ds=x"``). Returns
         ``CompactionRequestResult(id, state, accepted)``; a compactor worker on some metastore
         (``hive.compactor.worker.threads`` > 0) must run it."""
-        table = self._ref.metastore_table("requestCompaction()")
+        table = metastore_table(self._ref, "requestCompaction()")
         client = table.client()
         with client:
             return client.request_compaction(table.db, table.name, partition, kind)
 
     def compactions(self) -> DataFrame:
         """The metastore's compaction queue/history for this table (``SHOW COMPACTIONS``)."""
-        table = self._ref.metastore_table("compactions()")
+        table = metastore_table(self._ref, "compactions()")
         client = table.client()
         with client:
             infos = client.compactions(table.db, table.name)

@@ -140,8 +140,10 @@ class Transaction(abc.ABC):
         """The table's partitions (``k=v/...``) before this write, for a static overwrite."""
         return leaf_partitions(fs, self.table_path, depth)
 
-    def partition_dirs(self) -> Optional[Mapping[str, str]]:
-        """Partitions whose directory is not ``<table>/<k=v/...>`` (metastore locations)."""
+    def partition_dirs(self, names: Optional[Sequence[str]] = None
+                       ) -> Optional[Mapping[str, str]]:
+        """Of the partitions ``names`` (all when None), those whose directory is not
+        ``<table>/<k=v/...>`` (metastore locations)."""
         return None
 
     def register_partitions(self, written: Sequence[str]) -> None:

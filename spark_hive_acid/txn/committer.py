@@ -22,7 +22,7 @@ published in the staging directory's intents. Otherwise the staging directory is
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..acid.names import parse_acid_dir
 from ..acid.partition_condition import PartitionCondition
@@ -64,9 +64,10 @@ def commit_write(fs: FileSystem, table: TableSpec, txn: Transaction,
     write_set = _write_set(txn, staged, empty_bases, dml_partitions, static_overwrite,
                            inserts_unmatched, replaced, reads_table)
     try:
-        dirs = txn.partition_dirs()  # before registering: new partitions get default locations
-        txn.register_partitions(sorted({f.partition for f in staged if f.partition}
-                                       | {p for p in empty_bases if p}))
+        written = sorted({f.partition for f in staged if f.partition}
+                         | {p for p in empty_bases if p})
+        dirs = txn.partition_dirs(written)  # before registering: new ones get default locations
+        txn.register_partitions(written)
         result = publish(fs, table, txn, staged, empty_bases=empty_bases, partition_dirs=dirs)
         txn.commit(result, write_set=write_set, properties=properties)
     except BaseException as e:
@@ -129,12 +130,13 @@ def compaction_staging_dir(fs: FileSystem, table_path: str, write_id: int) -> st
 def compaction_id(txn: Transaction) -> int:
     """What names a compaction's staging and install records: its write id in path mode; in a
     metastore, where a compaction allocates no write id, its txn id."""
-    return txn.write_id if txn.write_id is not None else int(txn.ids()["txnId"])
+    return txn.write_id  # a metastore compaction's is its txn id (``txn.hms_lifecycle``)
 
 
 def commit_compaction(fs: FileSystem, table_path: str, txn: Transaction, outcome: CommitOutcome,
                       installs: Sequence[tuple[str, str]], compacted: Sequence[str],
-                      txn_high_watermark=None) -> list[str]:
+                      txn_high_watermark: Optional[Callable[[], Optional[int]]] = None
+                      ) -> list[str]:
     """Commit a compaction and make its output visible: the compaction-shaped commit of the one
     protocol (``docs/compaction.md``).
 

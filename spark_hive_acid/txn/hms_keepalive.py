@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Protocol, Sequence
 
 from .. import options as opt
 from ..acid.layout import staging_dir
@@ -24,12 +24,38 @@ from ..write.in_place import remove_write_dirs
 from ..write.staging import remove_staging
 from .keepalive import KeepAliveProcess, spawn_keepalive_process
 
-if TYPE_CHECKING:
-    from .hms import TransactionHandle
-
 log = logging.getLogger(__name__)
 
 INTENTS_FILE = "_intents.json"
+
+
+class KeptTransaction(Protocol):
+    """What a keep-alive process needs of an open transaction (``txn.hms.TransactionHandle``)."""
+
+    @property
+    def uris(self) -> tuple[str, ...]: ...
+
+    @property
+    def db(self) -> str: ...
+
+    @property
+    def table(self) -> str: ...
+
+    @property
+    def txn_id(self) -> int: ...
+
+    @property
+    def write_id(self) -> int: ...
+
+    @property
+    def lock_id(self) -> Optional[int]: ...
+
+    @property
+    def options(self) -> Mapping[str, str]: ...
+
+    @property
+    def location(self) -> Optional[str]:
+        """The table's location: where its write left files."""
 
 
 class WriteLeftovers:
@@ -143,7 +169,7 @@ class HmsBeat:
             self._client.close()
 
 
-def spawn_keepalive(handle: "TransactionHandle", interval: float,
+def spawn_keepalive(handle: KeptTransaction, interval: float,
                     owner: tuple[int, Optional[int]]) -> KeepAliveProcess:
     """A detached process heartbeating ``handle``'s transaction every ``interval`` s while
     ``owner`` (pid, start time) lives; if the owner dies first, or asks it to, it aborts the

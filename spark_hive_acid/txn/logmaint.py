@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..acid.log_records import (
     COMMITTED,
@@ -48,7 +48,7 @@ INSTALL_PROMPT_S = 60.0
 
 
 def begin_install(fs: FileSystem, table_path: str, write_id: int,
-                  pairs: Sequence[tuple[str, str]], **extra) -> None:
+                  pairs: Sequence[tuple[str, str]], **extra: Any) -> None:
     """Announce compaction W's directory renames (readers hide the final directories until
     :func:`end_install`)."""
     layout = LogLayout(fs, table_path)
@@ -74,7 +74,7 @@ def ready_path(fs: FileSystem, table_path: str, write_id: int) -> str:
 
 
 def begin_in_place_install(fs: FileSystem, table_path: str, write_id: int,
-                           finals: Sequence[str], **extra) -> None:
+                           finals: Sequence[str], **extra: Any) -> None:
     """Before compaction W writes its output straight into ``finals`` (a store without rename):
     announce them, so readers hide them until :func:`end_install`, then claim each (CommitConflict
     error when another compaction holds one: it made the same output). Nothing is written into a

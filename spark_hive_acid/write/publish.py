@@ -77,9 +77,9 @@ def _merge_group(fs: FileSystem, table: TableSpec, files: Sequence[StagedFile], 
         order = np.lexsort((rid, bp, owid))
         w.write_deletes(owid[order], bp[order], rid[order], write_id)
     else:
-        bp = bucket_codec.encode(first.bucket, stmt)
+        bucket_property = bucket_codec.encode(first.bucket, stmt)
         for f in files:
-            copy_insert_events(fs, f.path, w, write_id, bp)
+            copy_insert_events(fs, f.path, w, write_id, bucket_property)
     s = w.close()
     log.info("Merged %d staged files into %s", len(files), path)
     return StagedFile(first.partition, first.dir_name, first.bucket, s.path, s.inserts, s.deletes)
