@@ -35,7 +35,7 @@ from . import options as opt
 from .acid.layout import staging_dir
 from .acid.names import ROW_ID_COLUMN
 from .acid.partition_condition import PartitionCondition
-from .catalog import TableRef, table_ref
+from .catalog import TableRef, metastore_table, table_ref
 from .direct import ArrowData, PlannedWrite, plan_write, stage_write
 from .exceptions import InvalidOptionError, UnsupportedOperationError
 from .io.filesystem import FileSystem
@@ -255,8 +255,8 @@ class MultiTransaction:
                 "tables atomically through a Hive Metastore: transaction(metastoreUri=...)")
         joined = None
         if self.group is not None:
-            joined = ref.metastore_table("transaction(metastoreUri=...)").join(self.group,
-                                                                               operation)
+            joined = metastore_table(ref, "transaction(metastoreUri=...)").join(self.group,
+                                                                                 operation)
             txn: Transaction = joined
         else:
             txn = ref.begin(operation)

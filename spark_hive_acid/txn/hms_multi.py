@@ -26,7 +26,8 @@ from ..metastore.client import MetastoreClient
 from ..metastore.locks import Operation, acquire_lock, lock_specs
 from ..metastore.model import TableInfo
 from ..metastore.snapshots import txn_list_from_open_txns
-from .hms import DEFAULT_LOCK_TIMEOUT_S, HmsTransaction
+from .hms import HmsTransaction
+from .hms_lifecycle import DEFAULT_LOCK_TIMEOUT_S
 from .hms_keepalive import HmsBeat
 from .keepalive import KeepAliveThread
 
@@ -116,7 +117,7 @@ class HmsGroup:
             self.abort(f"{unprepared} never published")
             raise MetastoreError(f"Transaction {self.txn_id}: {unprepared} did not publish")
         try:
-            HmsTransaction._commit_txn(self.members[0])
+            HmsTransaction.commit_txn(self.members[0])
         finally:
             self.close()
         log.info("committed txn %d on %s", self.txn_id, [m.full_name for m in self.members])
@@ -178,7 +179,7 @@ class JoinedTransaction(HmsTransaction):
         self.txn_id = g.txn_id
         self.state = "open"
         self.write_id = (self.client.allocate_write_id(g.txn_id, self.db, self.tbl)
-                         if op.allocates_write_id else None)
+                         if op.allocates_write_id else g.txn_id)
         self._acquire_lock()
         log.info("txn %d: %s joined with write id %s (%s)", g.txn_id, self.full_name,
                  self.write_id, op.value)
@@ -197,7 +198,7 @@ class JoinedTransaction(HmsTransaction):
     def commit(self, outcome: Any = None, *, write_set: Any = None,
                properties: Any = None) -> None:
         """Prepare only: the group's ``commit_txn`` makes it visible (with the other tables)."""
-        self._require_open("commit")
+        self.require_open("commit")
         self.prepare_commit(properties)
         self.prepared = True
 
@@ -206,18 +207,18 @@ class JoinedTransaction(HmsTransaction):
 
     def read_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
         """The table at the group's one snapshot (every table of it at one ValidTxnList)."""
-        self._require_open("read a snapshot")
+        self.require_open("read a snapshot")
         return self.group.read_snapshot(self.db, self.tbl)
 
     # the transaction-wide parts, for HmsTransaction's commit/abort run on the first member
     @property
-    def _heartbeat_error(self) -> Optional[BaseException]:
+    def heartbeat_error(self) -> Optional[BaseException]:
         return self.group.heartbeat_error
 
-    def _start_heartbeat(self) -> None:
+    def start_heartbeat(self) -> None:
         pass
 
-    def _stop_heartbeat(self) -> None:
+    def stop_heartbeat(self) -> None:
         self.group.stop_heartbeat()
 
     def _finish(self, state: str) -> None:
