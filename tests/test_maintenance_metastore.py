@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -72,6 +73,10 @@ def _cli(argv: list[str]) -> tuple[int, dict]:
     return rc, json.loads(out.getvalue())
 
 
+# Hive 2.3 only: the 3.1 / 4.1 test metastores run Hive's own Initiator, which queues the same
+# partitions (11 deltas) on its own schedule, so what is "queued" at any moment is a race there;
+# maintain's yielding to a compaction Hive queued is what this test pins, with one queued by hand
+@pytest.mark.parametrize("metastore", ["hive23"], indirect=True)
 def test_doctor_and_maintain_by_name_database_and_all(metastore, tmp_path, hive_ref):
     db = f"d{uuid.uuid4().hex[:8]}"
     big, loc = _table(metastore.uri, db, tmp_path)
@@ -125,13 +130,21 @@ def test_a_clean_held_back_by_an_open_transaction_is_named(metastore, tmp_path):
         report = doctor([ref])
         [t] = report["tables"]
         assert t["totals"]["obsoleteDeltas"] == 3
-        assert f"transaction {reader.txn_id} is open" in t["cleanBlockedBy"]["ds=a"]
+        # the oldest open transaction holds the clean back: ours, or an older one (Hive 4's own
+        # compactor runs in transactions of its own), still open in the metastore
+        named = re.search(r"transaction (\d+) is open", t["cleanBlockedBy"]["ds=a"])
+        assert named is not None and int(named[1]) <= reader.txn_id
+        with metastore.client() as c:
+            assert int(named[1]) in c.txn_states().open_ids
         old = report["metastores"][0]["oldestOpenTxn"]
         assert old["txnId"] <= reader.txn_id and old["ageSeconds"] >= 0
         assert any(lk["txnId"] == reader.txn_id for lk in t["metastore"]["locks"])
     finally:
         reader.abort("test")
-    assert doctor([ref])["tables"][0]["cleanBlockedBy"] == {}
+    blocked = doctor([ref])["tables"][0]["cleanBlockedBy"]
+    if metastore.version == "hive23":  # no compactor of Hive's own holding anything back
+        assert blocked == {}
+    assert f"transaction {reader.txn_id} " not in json.dumps(blocked)
 
 
 def _low():
