@@ -1,0 +1,47 @@
+"""Google Cloud Storage's writes (:class:`.object_writes.ObjectWrites`): uploads with
+``ifGenerationMatch=0``, resumable uploads finalized conditionally, deletes, and the endpoint
+probe before a first write (:meth:`.gcs_client.GcsClient.probe`).
+
+Paths are the file system's own: ``bucket/key``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..exceptions import StorageError
+from .gcs_client import GcsClient
+from .gcs_settings import TOKEN_OPTION
+from .object_writes import ObjectWrites
+
+
+@dataclass(frozen=True)
+class GcsWrites(ObjectWrites):
+    """Writes to one GCS endpoint (picklable)."""
+
+    client: GcsClient
+    scheme: str = "gs"
+
+    def delete(self, path: str, keys_below: list[str]) -> None:
+        """Delete the object ``path`` and, for a recursive delete, ``keys_below`` (the objects
+        under it) and a marker ``path/`` if there is one."""
+        container, key = self.split(path)
+        key = key.rstrip("/")
+        below = [self.split(k)[1] for k in keys_below]
+        if below:
+            self.client.delete_many(container, below + [key, key + "/"])
+        else:
+            self.client.delete(container, key)
+
+    def check(self, path: str, uri: str) -> None:
+        """StorageError unless a token is known (or the endpoint is an emulator) and the endpoint
+        honours ``ifGenerationMatch=0``."""
+        settings = self.client.settings
+        if not settings.token and not settings.emulator:
+            raise StorageError(
+                f"Writes to {uri} need an OAuth 2 access token, which this library sends as a "
+                f"bearer token: option {TOKEN_OPTION} (or GOOGLE_OAUTH_ACCESS_TOKEN; e.g. from "
+                "`gcloud auth print-access-token`); service-account keys and other credentials "
+                "are not implemented for writes. Nothing was written")
+        container, key = self.split(path)
+        found = self.client.probe(container, key)
+        self.refuse_unless(found, uri, "GCS", "ifGenerationMatch=0")
