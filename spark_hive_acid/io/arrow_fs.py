@@ -156,6 +156,9 @@ class ArrowFileSystem(FileSystem):
     def list_dir(self, path: str) -> list[FileStatus]:
         from pyarrow import fs as pafs
 
+        listed = self.writes.list_dir(path, self.uri(path)) if self.writes is not None else None
+        if listed is not None:  # GCS: pyarrow lists only directories that have marker objects
+            return listed
         try:
             infos = self.arrow.get_file_info(pafs.FileSelector(path, allow_not_found=False))
         except FileNotFoundError as e:

@@ -76,7 +76,8 @@ class GcsClient(ObjectClient):
         if "uploadType=" in query:
             name = f"&name={quote(key, safe='')}" if key and "upload_id=" not in query else ""
             return f"{self.settings.root}/upload/storage/v1/b/{container}/o?{query}{name}"
-        return (f"{self.settings.root}/storage/v1/b/{container}/o/{quote(key, safe='')}"
+        obj = f"/{quote(key, safe='')}" if key else ""  # no key: the bucket's listing
+        return (f"{self.settings.root}/storage/v1/b/{container}/o{obj}"
                 + (f"?{query}" if query else ""))
 
     def send(self, method: str, container: str, key: str, *, query: str = "",
@@ -208,6 +209,30 @@ class GcsClient(ObjectClient):
                       query=f"{_RESUMABLE}&upload_id={quote(upload_id, safe='')}")
         except StorageError as e:  # an unfinished session is invisible and expires anyway
             log.debug("cancelling the upload of %s: %s", self.label(container, key), e)
+
+    # --- listing ---------------------------------------------------------------------------
+    def list_below(self, container: str, key: str) -> Optional[list[tuple[str, bool, int]]]:
+        """``(name, is_dir, size)`` of the objects and prefixes directly below ``key``; None
+        when there are none and no marker ``key/`` either (no such directory)."""
+        prefix = f"{key}/" if key else ""
+        out: list[tuple[str, bool, int]] = []
+        marker, token = not key, ""
+        while True:
+            query = f"prefix={quote(prefix, safe='')}&delimiter=%2F" + (
+                f"&pageToken={quote(token, safe='')}" if token else "")
+            res = self.retried("GET", container, "", query=query)
+            if not res.ok:
+                raise self.error("listing", container, prefix, res)
+            page = res.json()
+            for item in page.get("items", []):
+                if item["name"] == prefix:
+                    marker = True
+                else:
+                    out.append((item["name"][len(prefix):], False, int(item.get("size", 0))))
+            out += [(p[len(prefix):].rstrip("/"), True, 0) for p in page.get("prefixes", [])]
+            token = page.get("nextPageToken") or ""
+            if not token:
+                return out if out or marker else None
 
     # --- deletes ---------------------------------------------------------------------------
     def delete(self, container: str, key: str) -> None:

@@ -7,8 +7,10 @@ Paths are the file system's own: ``bucket/key``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
-from ..exceptions import StorageError
+from ..exceptions import PathNotFoundError, StorageError
+from .filesystem import FileStatus
 from .gcs_client import GcsClient
 from .gcs_settings import TOKEN_OPTION
 from .object_writes import ObjectWrites
@@ -31,6 +33,20 @@ class GcsWrites(ObjectWrites):
             self.client.delete_many(container, below + [key, key + "/"])
         else:
             self.client.delete(container, key)
+
+    def list_dir(self, path: str, uri: str) -> Optional[list[FileStatus]]:
+        """A listing by the JSON API (``delimiter=/``: objects and prefixes), when this library
+        can authenticate (a token, or an emulator); pyarrow's GCS listing shows only
+        "directories" that have marker objects, which files written here do not leave."""
+        settings = self.client.settings
+        if not settings.token and not settings.emulator:
+            return None
+        container, key = self.split(path)
+        found = self.client.list_below(container, key.strip("/"))
+        if found is None:
+            raise PathNotFoundError(f"Directory not found: {uri}")
+        base = path.rstrip("/")
+        return [FileStatus(f"{base}/{name}", name, is_dir, size) for name, is_dir, size in found]
 
     def check(self, path: str, uri: str) -> None:
         """StorageError unless a token is known (or the endpoint is an emulator) and the endpoint

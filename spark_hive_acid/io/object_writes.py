@@ -15,9 +15,10 @@ Paths are the file system's own: ``container/key`` (an S3 bucket, an Azure conta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ..exceptions import InvalidOptionError, StorageError
+from .filesystem import FileStatus
 from .object_client import ConditionalCreateCheck
 from .object_upload import WholeUpload
 
@@ -54,6 +55,11 @@ class ObjectWrites:
     def put(self, path: str, data: bytes) -> None:
         container, key = self.split(path)
         self.client.put(container, key, data)
+
+    def list_dir(self, path: str, uri: str) -> Optional[list[FileStatus]]:
+        """The entries directly below ``path`` when the store lists them itself; None: pyarrow
+        lists them."""
+        return None
 
     def delete(self, path: str, keys_below: list[str]) -> None:
         """Delete the object ``path`` and, for a recursive delete, ``keys_below`` (the objects
