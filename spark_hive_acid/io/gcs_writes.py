@@ -23,17 +23,6 @@ class GcsWrites(ObjectWrites):
     client: GcsClient
     scheme: str = "gs"
 
-    def delete(self, path: str, keys_below: list[str]) -> None:
-        """Delete the object ``path`` and, for a recursive delete, ``keys_below`` (the objects
-        under it) and a marker ``path/`` if there is one."""
-        container, key = self.split(path)
-        key = key.rstrip("/")
-        below = [self.split(k)[1] for k in keys_below]
-        if below:
-            self.client.delete_many(container, below + [key, key + "/"])
-        else:
-            self.client.delete(container, key)
-
     def list_dir(self, path: str, uri: str) -> Optional[list[FileStatus]]:
         """A listing by the JSON API (``delimiter=/``: objects and prefixes), when this library
         can authenticate (a token, or an emulator); pyarrow's GCS listing shows only
