@@ -216,6 +216,13 @@ OPTIONS: tuple[Option, ...] = (
     _opt("fs.azure.blob.endpoint", _STORE, "the account's Blob service URL, "
          "`http(s)://host:port/account` for an emulator (Azurite)",
          default_doc="`https://<account>.blob.core.windows.net`"),
+    # GCS (gs://, gcs://): io/gcs_settings.py, docs/storage.md
+    _opt("fs.gs.storage.root.url", _STORE, "the GCS JSON API's root URL (the Hadoop GCS "
+         "connector's name), `http://host:port` for an emulator (fake-gcs-server: anonymous "
+         "requests); else `STORAGE_EMULATOR_HOST`", default_doc="`https://storage.googleapis.com`"),
+    _opt("fs.gs.auth.access.token", _STORE, "GCS OAuth 2 access token, sent as a bearer token "
+         "(`gcloud auth print-access-token`); else `GOOGLE_OAUTH_ACCESS_TOKEN`. Writes to Google's "
+         "endpoint need one", default_doc="unset"),
 )
 
 #: Options that name the table (checked by ``options.path_or_table`` where they meet), taken by

@@ -14,6 +14,7 @@ from webhdfs_targets import webhdfs_target  # noqa: F401  (the WebHDFS double, t
 from storage_targets import storage_target  # noqa: F401  (double, real HDFS, S3 server)
 from s3_server.fixtures import s3, s3_server  # noqa: F401  (an S3 server: moto on 127.0.0.1)
 from azure_server.fixtures import azure, azure_server  # noqa: F401  (Azure Blob: Azurite)
+from gcs_server.fixtures import gcs, gcs_server  # noqa: F401  (GCS: fake-gcs-server)
 from hive_ref.fixtures import hive_ref  # noqa: F401  (session-scoped Hive 2.3 reference JVM)
 from hive_jvm.fixtures import hive31, hive41, hive3_oracle, newer_hives  # noqa: F401  (Hive 3.1 / 4.1)
 from metastore_server.fixtures import metastore  # noqa: F401  (session-scoped real Hive Metastore)

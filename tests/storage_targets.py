@@ -1,6 +1,8 @@
-"""Where the storage write tests run: the WebHDFS double, a real HDFS, the S3 server and the
+"""Where the storage write tests run: the WebHDFS double, a real HDFS, the S3 server, the
 Azure Blob server (Azurite: ``[azure]``, marker ``azure``, ``abfs://container@devstoreaccount1.
-dfs.core.windows.net/...`` with ``AZURE_STORAGE_CONNECTION_STRING`` set for the test).
+dfs.core.windows.net/...`` with ``AZURE_STORAGE_CONNECTION_STRING`` set for the test) and the GCS
+server (fake-gcs-server: ``[gcs]``, marker ``gcs``, ``gs://bucket/...`` with
+``STORAGE_EMULATOR_HOST`` set for the test).
 
 Tests about writing through a remote store (appends, DML, compaction, vacuum, concurrent commits,
 the streaming sink) take the ``storage_target`` fixture and run three times: ``[double]`` and
@@ -22,6 +24,9 @@ from webhdfs_targets import WebHdfsTarget, webhdfs_target_of
 
 KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
          pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure)]
+# not "gcs" (yet): its first shared storage test hung in a Spark read of gs:// (pyarrow's GCS
+# client in Spark's forked Python workers, not yet understood); tests/test_gcs_write.py covers
+# the GCS writes without Spark (docs/storage.md)
 
 
 class _Keyed:
@@ -114,16 +119,28 @@ class AzureTarget(_Keyed):
         return self.container.download(path, local_dir)
 
 
+@dataclass
+class GcsTarget(AzureTarget):
+    """A bucket of the GCS server (fake-gcs-server), with the calls of :class:`S3Target`."""
+
+    container: object  # gcs_server.fixtures.GcsBucket
+    kind: str = "gcs"
+
+    def uri(self, path: str = "/", scheme: str = "gs") -> str:
+        """``gs://bucket/path`` whatever ``scheme`` a WebHDFS test asks for."""
+        return self.container.uri(path.lstrip("/"))
+
+
 @pytest.fixture(params=KINDS)
 def storage_target(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
                    ) -> Iterator[WebHdfsTarget | S3Target | AzureTarget]:
-    """The WebHDFS double, the real MiniDFSCluster, a bucket on the S3 server, then a container
-    on the Azure Blob server."""
-    if request.param == "azure":
-        container = request.getfixturevalue("azure")
+    """The WebHDFS double, the real MiniDFSCluster, a bucket on the S3 server, a container on
+    the Azure Blob server, then a bucket on the GCS server."""
+    if request.param in ("azure", "gcs"):
+        container = request.getfixturevalue(request.param)
         for k, v in container.environment().items():
             monkeypatch.setenv(k, v)
-        yield AzureTarget(container)
+        yield (AzureTarget if request.param == "azure" else GcsTarget)(container)
         return
     if request.param != "s3":
         with webhdfs_target_of(request.param, request,

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import gc
 import http.server
-import random
 import threading
 
 import pyarrow as pa
 import pytest
 
-from compaction_ops import ModelTable
+from object_store_histories import (random_history_matches_the_model,
+                                  writes_dml_and_compaction_rename_nothing)
 from s3_server.proxy import FaultProxy
 from spark_hive_acid import write_table
 from spark_hive_acid.exceptions import PathExistsError, StorageError
@@ -155,34 +155,9 @@ def test_writes_refused_without_the_key(azure):
 
 @pytest.mark.parametrize("buckets", [0, 2])
 def test_writes_dml_and_compaction_rename_nothing(azure_env, no_rename, buckets):  # noqa: F811
-    t = ModelTable(azure_env.uri("w/t"), random.Random(7), partitioned=True, buckets=buckets)
-    for op in ("append", "append", "overwrite", "delete", "minor", "append", "major", "vacuum"):
-        if op in ("minor", "major"):
-            t.compact(op)
-        else:
-            getattr(t, op)()
-        assert t.values(t.ours()) == t.expected(), (op, t.log)
-    if not buckets:
-        t.update()
-        t.merge()
-        assert t.values(t.ours()) == t.expected(), t.log
-    assert no_rename == []
-    keys = azure_env.keys("w/t")
-    assert not [k for k in keys if "_hiveacid_staging" in k], keys
-    assert [k for k in keys if "/base_" in k and k.endswith("_hiveacid_claim")]
+    writes_dml_and_compaction_rename_nothing(azure_env.uri("w/t"), lambda: azure_env.keys("w/t"),
+                                             no_rename, buckets)
 
 
 def test_a_random_history_matches_the_model(azure_env):
-    """A seeded random history of appends, overwrites, DML, compactions and vacuums, the table
-    checked against the model after every step."""
-    rng = random.Random(22)
-    t = ModelTable(azure_env.uri("h/t"), rng, partitioned=True)
-    ops = ["append", "append", "overwrite", "delete", "update", "merge", "minor", "major",
-           "vacuum"]
-    for step in range(14):
-        op = rng.choice(ops) if step else "append"
-        if op in ("minor", "major"):
-            t.compact(op)
-        else:
-            getattr(t, op)()
-        assert t.values(t.ours()) == t.expected(), (step, op, t.log)
+    random_history_matches_the_model(azure_env.uri("h/t"))

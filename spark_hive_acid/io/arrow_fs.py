@@ -34,9 +34,9 @@ OBJECT_STORE_WRITE_REFUSAL = (
     "final name instead (docs/storage.md, \"Object stores: writes\")")
 NO_CONDITIONAL_WRITES = (
     "Writes to {scheme}:// tables are refused: they need the store's conditional create "
-    "(create-if-absent), which this library implements for S3 (s3://, s3a://) and Azure Blob "
-    "(abfs[s]://container@account.dfs.core.windows.net/path); GCS's ifGenerationMatch=0 is not "
-    "implemented yet. Nothing was written")
+    "(create-if-absent), which this library implements for S3 (s3://, s3a://), Azure Blob "
+    "(abfs[s]://container@account.dfs.core.windows.net/path) and GCS (gs://, gcs://). Nothing "
+    "was written")
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,9 @@ class ArrowFileSystem(FileSystem):
     def list_dir(self, path: str) -> list[FileStatus]:
         from pyarrow import fs as pafs
 
+        listed = self.writes.list_dir(path, self.uri(path)) if self.writes is not None else None
+        if listed is not None:  # GCS: pyarrow lists only directories that have marker objects
+            return listed
         try:
             infos = self.arrow.get_file_info(pafs.FileSelector(path, allow_not_found=False))
         except FileNotFoundError as e:
@@ -166,6 +169,8 @@ class ArrowFileSystem(FileSystem):
         except OSError as e:
             if "not a directory" in str(e).lower():
                 raise StorageError(f"Not a directory: {self.uri(path)}") from e
+            if str(e).startswith("No such file or directory"):  # pyarrow's GCS: a plain OSError
+                raise PathNotFoundError(f"Directory not found: {self.uri(path)}") from e
             raise self.error(e, "listing", path) from e
         return [FileStatus(i.path, i.base_name, i.type == pafs.FileType.Directory,
                            0 if i.type == pafs.FileType.Directory else int(i.size or 0))

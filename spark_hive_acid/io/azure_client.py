@@ -136,7 +136,7 @@ class AzureClient(ObjectClient):
             raise self.error("writing", container, key, res)
 
     # --- blocks ----------------------------------------------------------------------------
-    def start_upload(self, container: str, key: str) -> str:
+    def start_upload(self, container: str, key: str, *, exclusive: bool = False) -> str:
         """A prefix for this upload's block ids (no request: blocks need no upload session)."""
         import uuid
 

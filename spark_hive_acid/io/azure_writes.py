@@ -20,17 +20,6 @@ class AzureWrites(ObjectWrites):
     client: AzureClient
     scheme: str = "abfs"
 
-    def delete(self, path: str, keys_below: list[str]) -> None:
-        """Delete the blob ``path`` and, for a recursive delete, ``keys_below`` (the blobs under
-        it, then ``dir/`` names: directories of an account with a hierarchical namespace)."""
-        container, key = self.split(path)
-        key = key.rstrip("/")
-        below = [self.split(k)[1] for k in keys_below]
-        if below:
-            self.client.delete_many(container, below + [key, key + "/"])
-        else:
-            self.client.delete(container, key)
-
     def check(self, path: str, uri: str) -> None:
         """StorageError unless the account's key is known and the endpoint honours conditional
         creates."""

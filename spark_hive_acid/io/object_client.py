@@ -149,10 +149,12 @@ class ObjectClient:
         return None if found is None else found.get(self.nonce_header) == nonce
 
     def conditional_create(self, container: str, key: str,
-                           put: Callable[[dict[str, str]], Any]) -> bool:
+                           put: Callable[[dict[str, str]], Any],
+                           nonce: Optional[str] = None) -> bool:
         """Create the object only if absent, by ``put(nonce headers)`` (one conditional request);
-        False when it existed (see the module docstring)."""
-        nonce = uuid.uuid4().hex
+        False when it existed (see the module docstring). ``nonce``: one the object already
+        carries (GCS: given when a resumable upload started), else a new one."""
+        nonce = nonce or uuid.uuid4().hex
         headers = {self.nonce_header: nonce}
         unsure = False  # a put of ours may have been applied without our hearing of it
         for attempt in range(ATTEMPTS):

@@ -1,7 +1,7 @@
 """A writable stream to one object that appears whole on close, or not at all (any store).
 
 Small objects are one put on close; above :data:`PART_SIZE` bytes the stream starts a
-multipart upload (S3; Azure: blocks) and sends a part whenever it holds that much.
+multipart upload (S3; Azure: blocks; GCS: a resumable upload) and sends a part whenever it holds that much.
 :meth:`WholeUpload.close` completes it (conditionally when ``exclusive``: PathExistsError, and
 nothing written, when the object exists), :meth:`WholeUpload.abort` abandons it, and leaving a
 ``with`` block on an exception aborts: a writer that fails half way leaves no partial object
@@ -19,13 +19,15 @@ from typing import Any, Optional, Protocol
 
 
 class UploadClient(Protocol):
-    """The calls a :class:`WholeUpload` makes (``S3Client``, ``AzureClient``)."""
+    """The calls a :class:`WholeUpload` makes (``S3Client``, ``AzureClient``, ``GcsClient``).
+    ``exclusive`` is given to ``start_upload`` too, for stores whose condition goes with the
+    start (GCS) rather than with ``finish_upload`` (S3, Azure)."""
 
     label_scheme: str
 
     def put(self, container: str, key: str, data: bytes, *, exclusive: bool = False) -> None: ...
 
-    def start_upload(self, container: str, key: str) -> str: ...
+    def start_upload(self, container: str, key: str, *, exclusive: bool = False) -> str: ...
 
     def upload_part(self, container: str, key: str, upload_id: str, number: int,
                     data: bytes) -> str: ...
@@ -79,7 +81,8 @@ class WholeUpload(io.RawIOBase):
 
     def _send_part(self, data: bytes) -> None:
         if self._upload_id is None:
-            self._upload_id = self.client.start_upload(self.bucket, self.key)
+            self._upload_id = self.client.start_upload(self.bucket, self.key,
+                                                       exclusive=self.exclusive)
         self._etags.append(self.client.upload_part(self.bucket, self.key, self._upload_id,
                                                    len(self._etags) + 1, data))
 

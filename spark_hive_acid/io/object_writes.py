@@ -15,17 +15,17 @@ Paths are the file system's own: ``container/key`` (an S3 bucket, an Azure conta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ..exceptions import InvalidOptionError, StorageError
+from .filesystem import FileStatus
 from .object_client import ConditionalCreateCheck
 from .object_upload import WholeUpload
 
 
 @dataclass(frozen=True)
 class ObjectWrites:
-    """Writes to one object store through ``client`` (picklable). Subclasses add ``delete`` and
-    ``check``."""
+    """Writes to one object store through ``client`` (picklable). Subclasses add ``check``."""
 
     client: Any  # an ObjectClient offering the calls of object_upload.UploadClient
     scheme: str
@@ -55,10 +55,22 @@ class ObjectWrites:
         container, key = self.split(path)
         self.client.put(container, key, data)
 
+    def list_dir(self, path: str, uri: str) -> Optional[list[FileStatus]]:
+        """The entries directly below ``path`` when the store lists them itself; None: pyarrow
+        lists them."""
+        return None
+
     def delete(self, path: str, keys_below: list[str]) -> None:
         """Delete the object ``path`` and, for a recursive delete, ``keys_below`` (the objects
-        under it; ``dir/`` names are markers, if any)."""
-        raise NotImplementedError
+        under it; ``dir/`` names are markers, if any) and a marker ``path/`` if there is one.
+        Unlike pyarrow's delete, no marker is put back for the parent "directory"."""
+        container, key = self.split(path)
+        key = key.rstrip("/")
+        below = [self.split(k)[1] for k in keys_below]
+        if below:
+            self.client.delete_many(container, below + [key, key + "/"])
+        else:
+            self.client.delete(container, key)
 
     def check(self, path: str, uri: str) -> None:
         """StorageError unless writes can be made safely at ``path`` (``uri`` for messages)."""

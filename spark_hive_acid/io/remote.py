@@ -12,8 +12,10 @@ Schemes and how they are served:
   with Hadoop's ``fs.s3a.*`` options (endpoint, keys, path style; :mod:`.s3_settings`), a
   ``pyarrow.fs.S3FileSystem`` built from them; for ``abfs[s]://container@account.dfs.core.
   windows.net/path`` with a key or endpoint given (:mod:`.azure_settings`), a
-  ``pyarrow.fs.AzureFileSystem``. Writes on S3 and Azure Blob put files at their final names and
-  claim names with conditional creates (:mod:`.s3_writes`, :mod:`.azure_writes`); GCS refuses.
+  ``pyarrow.fs.AzureFileSystem``; for ``gs://`` with an endpoint or token given
+  (:mod:`.gcs_settings`), a ``pyarrow.fs.GcsFileSystem``. Writes on S3, Azure Blob and GCS put
+  files at their final names and claim names with conditional creates (:mod:`.s3_writes`,
+  :mod:`.azure_writes`, :mod:`.gcs_writes`).
 
 Options (case-insensitive): ``hdfsClient``, ``webhdfsUrl``, ``hdfsUser`` (default the environment's
 ``HADOOP_USER_NAME``, else the login name), ``webhdfsAuth`` (``simple`` | ``kerberos``),
@@ -30,12 +32,14 @@ from urllib.parse import urlsplit
 
 from .. import options as opt
 from ..exceptions import InvalidOptionError, StorageError
-from . import azure_settings, s3_settings
+from . import azure_settings, gcs_settings, s3_settings
 from .arrow_fs import ArrowFileSystem, HadoopConnector, libhdfs_available, short_error
 from .azure_client import AzureClient
 from .azure_settings import AzureSettings
 from .azure_writes import AzureWrites
 from .filesystem import FileSystem
+from .gcs_client import GcsClient
+from .gcs_writes import GcsWrites
 from .object_writes import ObjectWrites
 from .parallel import list_dirs_parallel
 from .registry import register_filesystem
@@ -150,6 +154,7 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
     arrow_scheme = _OBJECT_STORE_SCHEMES[scheme]
     arrow_uri = arrow_scheme + uri[len(scheme):]
     azure = _azure_settings(uri) if arrow_scheme.startswith("abfs") else None
+    gcs = gcs_settings.resolve(options) if arrow_scheme == "gs" else None
     try:
         if arrow_scheme == "s3" and s3_settings.given_as_options(options):
             settings = s3_settings.resolve(uri, options)
@@ -158,6 +163,9 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
         elif azure is not None and azure[0].explicit:
             arrow = pafs.AzureFileSystem(**azure[0].arrow_kwargs())
             path = azure[1]
+        elif gcs is not None and gcs.explicit:
+            arrow = pafs.GcsFileSystem(**gcs.arrow_kwargs())
+            path = (parts.netloc + parts.path).rstrip("/")
         else:
             arrow, path = pafs.FileSystem.from_uri(arrow_uri)
     except (pa.ArrowInvalid, ValueError) as e:
@@ -169,6 +177,8 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
         writes = S3Writes(S3Client(s3_settings.resolve(uri, options)), scheme)
     elif azure is not None:  # the same on Azure Blob (io.azure_writes)
         writes = AzureWrites(AzureClient(azure[0]), scheme)
+    elif gcs is not None:  # and on GCS (io.gcs_writes)
+        writes = GcsWrites(GcsClient(gcs), scheme)
     fs = ArrowFileSystem(arrow, scheme=scheme, atomic_rename=False, display_prefix=f"{scheme}://",
                          writes=writes)
     return fs, path

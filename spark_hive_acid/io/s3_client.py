@@ -98,7 +98,7 @@ class S3Client(ObjectClient):
         if not res.ok:
             raise self.error("writing", bucket, key, res)
 
-    def start_upload(self, bucket: str, key: str) -> str:
+    def start_upload(self, bucket: str, key: str, *, exclusive: bool = False) -> str:
         res = self.retried("POST", bucket, key, query="uploads=")
         if not res.ok:
             raise self.error("starting an upload of", bucket, key, res)

@@ -21,18 +21,6 @@ class S3Writes(ObjectWrites):
     client: S3Client
     scheme: str = "s3a"
 
-    def delete(self, path: str, keys_below: list[str]) -> None:
-        """Delete the object ``path`` and, for a recursive delete, ``keys_below`` (the objects
-        under it) and a directory marker ``path/`` if there is one. Unlike pyarrow's delete, no
-        marker is put back for the parent "directory": object stores have none to keep."""
-        bucket, key = self.split(path)
-        key = key.rstrip("/")
-        below = [self.split(k)[1] for k in keys_below]  # ("dir/" keys: markers, if any)
-        if below:
-            self.client.delete_many(bucket, below + [key, key + "/"])
-        else:
-            self.client.delete(bucket, key)
-
     def check(self, path: str, uri: str) -> None:
         """StorageError unless the endpoint honours conditional creates (see the module doc)."""
         if not (self.client.settings.access_key and self.client.settings.secret_key):

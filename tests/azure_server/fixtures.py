@@ -7,15 +7,13 @@ are skipped with the reason, or fail under ``CI=true``.
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 import pytest
 
-from service_required import unavailable
+from server_process import SessionServer
 
 from .server import ACCOUNT, KEY, AzureServer, AzureServerError
 
@@ -93,34 +91,14 @@ class AzureContainer:
         return local_dir
 
 
-_guard = threading.Lock()
-_shared: Optional[AzureServer] = None
-_users = 0
-_failure: Optional[str] = None
+SERVER = SessionServer("Azure Blob server (Azurite)",
+                       lambda base: AzureServer(base).start(), AzureServerError)
 
 
 @pytest.fixture(scope="session")
 def azure_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzureServer]:
     """A running Azurite on 127.0.0.1 for the whole session."""
-    global _failure, _shared, _users
-    if _failure is not None:
-        unavailable("Azure Blob server (Azurite)", _failure)
-    with _guard:
-        try:
-            if _shared is None:
-                _shared = AzureServer(Path(tmp_path_factory.mktemp("azurite"))).start()
-            _users += 1
-        except AzureServerError as e:
-            _failure = str(e)
-            unavailable("Azure Blob server (Azurite)", _failure)
-    try:
-        yield _shared
-    finally:
-        with _guard:
-            _users -= 1
-            if _users <= 0 and _shared is not None:
-                _shared.stop()
-                _shared, _users = None, 0
+    yield from SERVER.session(lambda: tmp_path_factory.mktemp("azurite"))
 
 
 @pytest.fixture

@@ -8,14 +8,12 @@ with its well-known development account ``devstoreaccount1``.
 """
 from __future__ import annotations
 
-import atexit
 import logging
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
-from typing import Optional
+
+from server_process import ServerProcess
 
 log = logging.getLogger(__name__)
 
@@ -55,63 +53,25 @@ def install(target: Path = INSTALL_DIR) -> Path:
     return exe
 
 
-class AzureServer:
+class AzureServer(ServerProcess):
     """``azurite-blob`` on a free port of 127.0.0.1, its log under ``base_dir``."""
 
-    def __init__(self, base_dir: Path) -> None:
-        from s3_server.server import free_port
+    name = "Azure Blob server (Azurite)"
+    failure = AzureServerError
 
-        self.base_dir = Path(base_dir).resolve()
-        self.port = free_port()
-        self.log_path = self.base_dir / "azurite.log"
-        self.process: Optional[subprocess.Popen[bytes]] = None
+    def __init__(self, base_dir: Path) -> None:
+        super().__init__(base_dir, "azurite.log")
 
     @property
     def endpoint(self) -> str:
         """The Blob service URL of the development account."""
         return f"http://127.0.0.1:{self.port}/{ACCOUNT}"
 
-    @property
-    def pid(self) -> Optional[int]:
-        return self.process.pid if self.process else None
-
     def start(self, timeout: float = 60.0) -> "AzureServer":
         exe = install()
         self.base_dir.mkdir(parents=True, exist_ok=True)
-        cmd = [str(exe), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
-               "--inMemoryPersistence", "--skipApiVersionCheck", "--disableProductStyleUrl",
-               "--debug", str(self.base_dir / "azurite-debug.log")]
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
-        atexit.register(self.stop)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                code, self.process = self.process.returncode, None
-                raise AzureServerError(f"azurite-blob exited with code {code}: {self.log_tail()}")
-            if b"successfully listens" in self.log_path.read_bytes():
-                log.info("Azure Blob server (Azurite) up at %s (pid %d)", self.endpoint, self.pid)
-                return self
-            time.sleep(0.2)
-        self.stop()
-        raise AzureServerError(f"Azurite not up within {timeout:.0f} s: {self.log_tail()}")
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM, then SIGKILL, by PID."""
-        proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        log.info("stopping azurite-blob pid %d", proc.pid)
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        self.launch([str(exe), "--blobHost", "127.0.0.1", "--blobPort", str(self.port),
+                     "--inMemoryPersistence", "--skipApiVersionCheck", "--disableProductStyleUrl",
+                     "--debug", str(self.base_dir / "azurite-debug.log")],
+                    lambda: b"successfully listens" in self.log_path.read_bytes(), timeout)
+        return self

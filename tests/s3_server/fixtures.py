@@ -7,15 +7,13 @@ start) the tests needing it are skipped with the reason, or fail under ``CI=true
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 import pytest
 
-from service_required import unavailable
+from server_process import SessionServer
 
 from .server import ACCESS_KEY, REGION, SECRET_KEY, LoggedRequest, S3Server, S3ServerError
 
@@ -69,45 +67,13 @@ class S3Bucket:
         return self.server.requests_since(mark)
 
 
-_guard = threading.Lock()
-_shared: Optional[S3Server] = None
-_users = 0
-_failure: Optional[str] = None
-
-
-def acquire(base_dir: Path) -> S3Server:
-    global _shared, _users
-    with _guard:
-        if _shared is None:
-            _shared = S3Server(base_dir).start()
-        _users += 1
-        return _shared
-
-
-def release() -> None:
-    global _shared, _users
-    with _guard:
-        _users -= 1
-        if _users <= 0 and _shared is not None:
-            _shared.stop()
-            _shared, _users = None, 0
+SERVER = SessionServer("S3 server (moto)", lambda base: S3Server(base).start(), S3ServerError)
 
 
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A running moto S3 server on 127.0.0.1 for the whole session."""
-    global _failure
-    if _failure is not None:
-        unavailable("S3 server (moto)", _failure)
-    try:
-        server = acquire(tmp_path_factory.mktemp("s3_server"))
-    except S3ServerError as e:
-        _failure = str(e)
-        unavailable("S3 server (moto)", _failure)
-    try:
-        yield server
-    finally:
-        release()
+    yield from SERVER.session(lambda: tmp_path_factory.mktemp("s3_server"))
 
 
 @pytest.fixture

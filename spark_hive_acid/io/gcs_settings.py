@@ -1,0 +1,86 @@
+"""Where a ``gs://`` / ``gcs://`` path's endpoint and credentials come from.
+
+First match wins:
+
+1. options: ``fs.gs.storage.root.url`` (the Hadoop GCS connector's name: the JSON API's root,
+   ``http://127.0.0.1:4443`` for an emulator such as fake-gcs-server), ``fs.gs.auth.access.token``
+   (an OAuth 2 bearer token, e.g. ``gcloud auth print-access-token``);
+2. the environment: ``STORAGE_EMULATOR_HOST`` (what Google's client libraries read: an emulator,
+   ``http://host:port`` or ``host:port``), ``GOOGLE_OAUTH_ACCESS_TOKEN`` (a bearer token);
+3. nothing: pyarrow's ``FileSystem.from_uri`` and its default credential chain (reads only).
+
+An emulator's endpoint without a token means anonymous requests. Writes need a token on Google's
+own endpoint (service-account keys and the metadata server are not implemented for writes).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from typing import Mapping, Optional
+from urllib.parse import urlsplit
+
+from .. import options as opt
+from ..exceptions import InvalidOptionError
+
+ENDPOINT_OPTION = "fs.gs.storage.root.url"
+TOKEN_OPTION = "fs.gs.auth.access.token"
+GOOGLE_ENDPOINT = "https://storage.googleapis.com"
+
+
+@dataclass(frozen=True)
+class GcsSettings:
+    """The JSON API's root URL and the bearer token (None: anonymous)."""
+
+    endpoint: Optional[str] = None  # "http(s)://host[:port]"; None: Google's
+    token: Optional[str] = None
+
+    @property
+    def explicit(self) -> bool:
+        return self.endpoint is not None or self.token is not None
+
+    @property
+    def root(self) -> str:
+        return (self.endpoint or GOOGLE_ENDPOINT).rstrip("/")
+
+    @property
+    def emulator(self) -> bool:
+        return self.endpoint is not None and self.root != GOOGLE_ENDPOINT
+
+    def arrow_kwargs(self) -> dict:
+        """Keyword arguments of ``pyarrow.fs.GcsFileSystem``."""
+        kw: dict = {}
+        if self.endpoint:
+            parts = urlsplit(self.root)
+            kw.update(scheme=parts.scheme, endpoint_override=parts.netloc)
+        if self.token:
+            kw.update(access_token=self.token, credential_token_expiration=dt.datetime.now(
+                dt.timezone.utc) + dt.timedelta(hours=1))
+        elif self.emulator:
+            kw["anonymous"] = True
+        return kw
+
+
+def _endpoint(value: str, name: str) -> str:
+    value = value.strip().rstrip("/")
+    if "://" not in value:  # STORAGE_EMULATOR_HOST may be host:port
+        value = "http://" + value
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise InvalidOptionError(f"{name}='{value}' must be an http(s) address, e.g. "
+                                 "http://127.0.0.1:4443")
+    # Hadoop's default root is "https://storage.googleapis.com/" (the API path is added by us)
+    return f"{parts.scheme.lower()}://{parts.netloc}"
+
+
+def resolve(options: Mapping[str, str], environ: Optional[Mapping[str, str]] = None
+            ) -> GcsSettings:
+    """The settings: options first, then the environment."""
+    env = os.environ if environ is None else environ
+    endpoint = opt.get_str(options, ENDPOINT_OPTION)
+    if endpoint:
+        endpoint = _endpoint(endpoint, f"Option {ENDPOINT_OPTION}")
+    elif env.get("STORAGE_EMULATOR_HOST", "").strip():
+        endpoint = _endpoint(env["STORAGE_EMULATOR_HOST"], "STORAGE_EMULATOR_HOST")
+    token = opt.get_str(options, TOKEN_OPTION) or env.get("GOOGLE_OAUTH_ACCESS_TOKEN", "").strip()
+    return GcsSettings(endpoint, token or None)
