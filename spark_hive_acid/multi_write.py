@@ -142,23 +142,48 @@ class MultiTransaction:
         """``DELETE FROM table WHERE condition``; ``condition``: a ``pyarrow.compute`` expression
         (``pc.field("id") < 10``). Rows are read at the transaction's snapshot, in this process.
         Returns the rows deleted."""
+        deleted, _ = self._delete_matching(table, condition, "delete")
+        return deleted
+
+    def update(self, table: str, condition: pc.Expression,
+               set: Mapping[str, pc.Expression]) -> int:  # noqa: A002 - delta-spark's name
+        """``UPDATE table SET col = expr, ... WHERE condition`` (expressions of ``pyarrow.compute``,
+        ``{"name": pc.field("name") + "!"}`` or plain values), as Hive 4 writes it: the old rows'
+        delete events, then the new rows as the next statement of the same write id. Partition
+        and bucketing columns cannot be set (Hive refuses that too). Returns the rows updated."""
+        if not isinstance(set, Mapping) or not set:
+            raise InvalidOptionError("transaction().update: set= needs {column: expression, ...}")
+        updated, rows = self._delete_matching(table, condition, "update", set)
+        if updated:
+            self._write(table, rows, "append", None, {})
+        return updated
+
+    def _delete_matching(self, table: str, condition: pc.Expression, what: str,
+                         assignments: Optional[Mapping[str, Any]] = None
+                         ) -> tuple[int, pa.Table]:
+        """Delete events for the rows ``condition`` selects (statement ``n`` of the table's write
+        id); with ``assignments``, also those rows with the new values (to insert)."""
         if not isinstance(condition, pc.Expression):
             raise InvalidOptionError(
-                f"transaction().delete: the condition must be a pyarrow.compute expression, e.g. "
+                f"transaction().{what}: the condition must be a pyarrow.compute expression, e.g. "
                 f"pc.field('id') < 10, not {type(condition).__name__}; SQL conditions need Spark "
-                "(HiveAcidTable.delete, a transaction of its own)")
+                f"(HiveAcidTable.{what}, a transaction of its own)")
         ref = self._ref(table)
         known = self.tables.get(self._key(ref))
         if known is not None and any(s.kind != "delete" for s in known.statements):
             raise UnsupportedOperationError(
-                f"transaction(): {ref.display} was already written in this transaction; a delete "
+                f"transaction(): {ref.display} was already written in this transaction; {what} "
                 "reads the table at the transaction's snapshot, without the rows written in it, so "
-                "it is refused after a write to the same table (delete first, then write)")
+                "it is refused after a write to the same table (delete or update first, then "
+                "write)")
         layout = ref.layout()
         if layout.insert_only:
             raise UnsupportedOperationError(
-                f"{ref.display} is an insert-only table: it has no row ids, rows cannot be deleted")
-        tw = self._table(ref, "delete", TableSpec.of(ref.location()[1], layout))
+                f"{ref.display} is an insert-only table: it has no row ids, rows cannot be "
+                f"{what}d")
+        new_values = _assignments(layout, assignments, ref.display) if assignments else None
+        tw = self._table(ref, "update" if assignments else "delete",
+                         TableSpec.of(ref.location()[1], layout))
         write_ids, txns = tw.txn.read_snapshot()
         scan = ref.scan({"validWriteIds": write_ids.to_string(),
                          "validTxns": txns.to_string(), "includeRowId": "true"})
@@ -166,18 +191,23 @@ class MultiTransaction:
         writer = DeleteWriter(tw.fs, tw.spec, tw.txn.write_id, stmt,
                               tw.fs.join(staging_dir(tw.fs, tw.location, tw.txn.write_id),
                                          f"delete-{stmt}"))
+        rows: list[pa.Table] = []
         _, batches = scan.batches()
         for batch in batches:
             hit = pa.Table.from_batches([batch]).filter(condition)
-            if hit.num_rows:
-                ids = hit.column(ROW_ID_COLUMN).combine_chunks()
-                owid, bucket, row = (np.asarray(ids.field(n).to_numpy(zero_copy_only=False))
-                                     for n in ("writeId", "bucketId", "rowId"))
-                writer.write(owid, bucket, row,
-                             [hit.column(n).combine_chunks() for n in tw.spec.partition_names])
+            if not hit.num_rows:
+                continue
+            ids = hit.column(ROW_ID_COLUMN).combine_chunks()
+            owid, bucket, row = (np.asarray(ids.field(n).to_numpy(zero_copy_only=False))
+                                 for n in ("writeId", "bucketId", "rowId"))
+            writer.write(owid, bucket, row,
+                         [hit.column(n).combine_chunks() for n in tw.spec.partition_names])
+            if new_values is not None:
+                rows.append(_with_new_values(hit.drop_columns([ROW_ID_COLUMN]), new_values))
         staged = writer.close()
         tw.statements.append(_Statement("delete", staged))
-        return sum(f.deletes for f in staged)
+        count = sum(f.deletes for f in staged)
+        return count, (pa.concat_tables(rows) if rows else pa.table({}))
 
     def read(self, table: str, columns: Optional[Sequence[str]] = None) -> pa.Table:
         """``table`` at the transaction's snapshot (metastore mode: every table of the transaction
@@ -336,3 +366,36 @@ def read_tables(tables: Iterable[str], **options: Any) -> dict[str, pa.Table]:
         return out
     finally:
         group.client.close()
+
+
+def _assignments(layout: Any, assignments: Mapping[str, Any], table: str
+                 ) -> dict[str, pc.Expression]:
+    """``set=`` checked against the table: data columns only, each an expression (a plain value
+    becomes a scalar)."""
+    data = {n.lower(): n for n, _ in layout.columns}
+    fixed = {n.lower() for n, _ in layout.partition_columns} | {
+        b.lower() for b in (layout.bucket_columns or [])}
+    out: dict[str, pc.Expression] = {}
+    for name, value in assignments.items():
+        key = str(name).lower()
+        if key in fixed:
+            raise UnsupportedOperationError(
+                f"transaction().update of {table}: {name} is a partition or bucketing column; "
+                "Hive cannot update those either (delete the rows and insert them instead)")
+        if key not in data:
+            raise InvalidOptionError(f"transaction().update of {table}: no column {name!r} "
+                                     f"(columns: {', '.join(data.values())})")
+        out[data[key]] = value if isinstance(value, pc.Expression) else pc.scalar(value)
+    return out
+
+
+def _with_new_values(rows: pa.Table, new_values: Mapping[str, pc.Expression]) -> pa.Table:
+    """``rows`` with the assigned columns computed (cast back to the column's type)."""
+    import pyarrow.dataset as pads
+
+    columns: dict[str, pc.Expression] = {}
+    for field in rows.schema:
+        expr = new_values.get(field.name)
+        columns[field.name] = (pc.field(field.name) if expr is None
+                               else expr.cast(field.type))
+    return pads.dataset(rows).to_table(columns=columns)

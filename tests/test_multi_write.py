@@ -97,3 +97,54 @@ def test_refusals(table):
         with sha.transaction() as tx:
             tx.delete(table, "id < 3")
     assert _state(table) == before
+
+
+def _named(path):
+    t = sha.read_table(path)
+    return sorted(zip(t.column("id").to_pylist(), t.column("c").to_pylist(),
+                      t.column("name").to_pylist()))
+
+
+def test_an_update_is_a_delete_then_an_insert_of_the_same_write_id(tmp_path):
+    path = str(tmp_path / "u")
+    ids = list(range(8))
+    sha.write_table(pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids],
+                              "c": pa.array([i % 2 for i in ids], pa.int32())}), path,
+                    partition_by=["c"])
+    model = {(i, i % 2, f"n{i}") for i in ids}
+    with sha.transaction() as tx:
+        n = tx.update(path, pc.field("id") >= 5,
+                      {"name": pc.binary_join_element_wise(pc.field("name"), "!", ""),
+                       "id": pc.field("id") * 10})
+        assert n == 3
+        model = {(i * 10, c, s + "!") if i >= 5 else (i, c, s) for i, c, s in model}
+        assert tx.append(path, pa.table({"id": pa.array([99], pa.int64()), "name": ["x"],
+                                         "c": pa.array([1], pa.int32())})) == 1
+        model.add((99, 1, "x"))
+    assert _named(path) == sorted(model)
+    w = max(r.write_id for r in PathTable(path).commit_records() or [])
+    names = sorted(d for p in ("c=0", "c=1") for d in os.listdir(os.path.join(path, p))
+                   if f"_{w:07d}" in d)
+    # Hive 4's split update: the deletes as statement 0, the new rows as statement 1; the append
+    # is statement 2
+    assert names == [f"delete_delta_{w:07d}_{w:07d}_0000", f"delete_delta_{w:07d}_{w:07d}_0000",
+                     f"delta_{w:07d}_{w:07d}_0001", f"delta_{w:07d}_{w:07d}_0001",
+                     f"delta_{w:07d}_{w:07d}_0002"]
+
+
+def test_updates_that_cannot_be_done_are_refused_and_nothing_changes(table):
+    before = _state(table)
+    for what, call, error, message in [
+            ("partition column", lambda tx: tx.update(table, pc.field("id") == 1, {"c": 5}),
+             UnsupportedOperationError, "partition or bucketing column"),
+            ("unknown column", lambda tx: tx.update(table, pc.field("id") == 1, {"nope": 1}),
+             InvalidOptionError, "no column 'nope'"),
+            ("SQL condition", lambda tx: tx.update(table, "id = 1", {"id": 2}),
+             InvalidOptionError, "pyarrow.compute expression"),
+            ("after a write", lambda tx: (tx.append(table, _rows([7], 0)),
+                                          tx.update(table, pc.field("id") == 1, {"id": 2})),
+             UnsupportedOperationError, "already written in this transaction")]:
+        with pytest.raises(error, match=message):
+            with sha.transaction() as tx:
+                call(tx)
+        assert _state(table) == before, what

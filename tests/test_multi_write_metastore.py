@@ -147,3 +147,16 @@ def test_refusals(metastore, two_tables, tmp_path):
             tx.append(t, _rows([304], "a"))
     assert (_state(metastore, t), _state(metastore, u)) == before
     assert not metastore.our_open_txns()
+
+
+def test_an_update_and_an_append_on_two_tables_commit_together(metastore, two_tables):
+    t, _, u, _ = two_tables
+    before_t = _state(metastore, t)
+    with sha.transaction(metastoreUri=metastore.uri) as tx:
+        assert tx.update(u, pc.field("id") >= 15, {"name": "upd"}) == 5
+        assert tx.append(t, _rows([8], "a")) == 1
+    got = sha.read_table("", table=u, metastoreUri=metastore.uri)
+    assert sorted(zip(got.column("id").to_pylist(), got.column("name").to_pylist())) == [
+        (i, "upd" if i >= 15 else f"n{i}") for i in range(20)]
+    assert _state(metastore, t) == sorted(before_t + [(8, "a")])
+    assert metastore.our_open_txns() == []
