@@ -204,10 +204,8 @@ class MetastoreTable(TableRef):
         with self.client() as c:
             info = c.get_table(self.db, self.name)
             write_ids, _ = c.read_snapshot(info.db, info.name)
-            parts = c.list_partitions(info.db, info.name) if info.is_partitioned else []
-        fs, root = self.location(info)
-        places = [("", root)] if not info.is_partitioned else sorted(
-            (p.name, get_filesystem(p.location, self.options)[1]) for p in parts if p.location)
+            places = self.partition_dirs(c, info)
+        fs, _ = self.location(info)
         listed = []
         for part, where in places:
             try:
@@ -215,6 +213,16 @@ class MetastoreTable(TableRef):
             except HiveAcidError:
                 continue
         return history_from_dirs(listed, write_ids)
+
+    def partition_dirs(self, client: MetastoreClient, info: Optional[TableInfo] = None
+                       ) -> list[tuple[str, str]]:
+        """``(partition name, directory)`` of every partition the metastore lists, sorted (``""``
+        and the table's directory for an unpartitioned table)."""
+        info = info or client.get_table(self.db, self.name)
+        if not info.is_partitioned:
+            return [("", self.location(info)[1])]
+        return sorted((p.name, get_filesystem(p.location, self.options)[1])
+                      for p in client.list_partitions(info.db, info.name) if p.location)
 
     def current_snapshot(self) -> tuple[ValidIdList, ValidIdList]:
         """The metastore's current snapshot of this table (write ids, txns)."""

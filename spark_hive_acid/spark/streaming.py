@@ -31,7 +31,6 @@ from ..acid.names import parse_acid_dir
 from ..catalog import metastore_table, open_scan, state_in_snapshot
 from ..exceptions import InvalidOptionError, PathNotFoundError, UnsupportedOperationError
 from ..io.filesystem import FileSystem
-from ..io.registry import get_filesystem
 from ..txn.commit_marker import MARKER
 from ..read.plan import ReadTask
 from ..read.changes import read_changes
@@ -85,8 +84,7 @@ class StreamBatchWriter(HiveAcidArrowWriter):
         table directory, or in the partitions the metastore knows)."""
         dirs = [self.spec.table_path]
         if self.spec.partition_names:
-            dirs = [get_filesystem(p.location, table.options)[1]
-                    for p in client.list_partitions(table.db, table.name) if p.location]
+            dirs = [d for _, d in table.partition_dirs(client)]
         for d in dirs:
             try:
                 entries = self.fs.list_dir(d)
