@@ -45,7 +45,7 @@ from .parallel import list_dirs_parallel
 from .registry import register_filesystem
 from .s3_client import S3Client
 from .s3_writes import S3Writes
-from .webhdfs import DEFAULT_TIMEOUT, WebHdfsFileSystem
+from .webhdfs import WebHdfsFileSystem
 
 _log = logging.getLogger(__name__)
 
@@ -54,14 +54,13 @@ __all__ = ["hdfs_factory", "webhdfs_factory", "object_store_factory", "list_dirs
 
 DEFAULT_WEBHDFS_PORT = 9870  # Hadoop 3 NameNode HTTP port (50070 on Hadoop 2)
 DEFAULT_HDFS_RPC_PORT = 8020
-HDFS_CLIENTS = ("auto", "webhdfs", "libhdfs")
 _URL_RE = re.compile(r"^https?://[^/\s;:]+(:\d+)?/?$", re.IGNORECASE)
 _OBJECT_STORE_SCHEMES = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gs", "gcs": "gs",
                          "abfs": "abfs", "abfss": "abfss"}
 
 
 def _webhdfs_options(opts: dict[str, str], default_url: Optional[str], uri: str) -> dict:
-    url = (opts.get("webhdfsurl") or "").strip() or default_url
+    url = opt.value(opts, "webhdfsUrl") or default_url
     if not url:
         raise InvalidOptionError(
             f"No NameNode address in {uri}: set option webhdfsUrl to the NameNode's HTTP address "
@@ -72,11 +71,9 @@ def _webhdfs_options(opts: dict[str, str], default_url: Optional[str], uri: str)
                 f"Option webhdfsUrl='{url}' is not an HTTP address like http://namenode:9870 "
                 "(several separated by ';' for NameNode HA)")
     url = ";".join(u.strip().rstrip("/") for u in url.split(";") if u.strip())
-    auth = (opts.get("webhdfsauth") or "simple").strip().lower()
-    if auth not in ("simple", "kerberos"):
-        raise InvalidOptionError(f"Option webhdfsAuth='{auth}' must be simple or kerberos")
-    timeout = opt.get_seconds(opts, "webhdfsTimeout", DEFAULT_TIMEOUT)
-    user = opts.get("hdfsuser") or os.environ.get("HADOOP_USER_NAME")
+    auth = opt.value(opts, "webhdfsAuth")
+    timeout = opt.value(opts, "webhdfsTimeout")
+    user = opt.value(opts, "hdfsUser") or os.environ.get("HADOOP_USER_NAME")
     if not user and auth == "simple":
         user = getpass.getuser()  # decided on the driver, so executors act as the same user
     return {"url": url, "user": user or None, "auth": auth, "timeout": timeout}
@@ -91,7 +88,7 @@ def webhdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, s
     opts = opt.lowered(options)
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
-    if opts.get("hdfsclient", "auto").strip().lower() == "libhdfs":
+    if opt.value(opts, "hdfsClient") == "libhdfs":
         raise InvalidOptionError(
             f"hdfsClient=libhdfs needs an hdfs:// path (the NameNode RPC address), not {uri}")
     default = None
@@ -107,9 +104,7 @@ def hdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, str]
     """``hdfs://nameservice-or-host[:port]/path`` -> (libhdfs or WebHDFS FileSystem, path)."""
     opts = opt.lowered(options)
     parts = urlsplit(uri)
-    choice = (opts.get("hdfsclient") or "auto").strip().lower()
-    if choice not in HDFS_CLIENTS:
-        raise InvalidOptionError(f"Option hdfsClient='{choice}' must be one of {', '.join(HDFS_CLIENTS)}")
+    choice = opt.value(opts, "hdfsClient")
     path = _path_of(uri)
     display = f"hdfs://{parts.netloc}"
     if choice == "libhdfs" or (choice == "auto" and libhdfs_available()):
@@ -119,7 +114,7 @@ def hdfs_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSystem, str]
                 "and JAVA_HOME, and CLASSPATH to `hadoop classpath --glob`; or use hdfsClient=webhdfs")
         connector = HadoopConnector(parts.hostname or "default", parts.port or (0 if not parts.hostname
                                                                                else DEFAULT_HDFS_RPC_PORT),
-                                    user=opts.get("hdfsuser") or None)
+                                    user=opt.value(opts, "hdfsUser") or None)
         fs = ArrowFileSystem(connector, scheme="hdfs", atomic_rename=True, display_prefix=display)
         if choice == "libhdfs":
             return fs, path
