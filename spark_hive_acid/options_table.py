@@ -223,6 +223,10 @@ OPTIONS: tuple[Option, ...] = (
     _opt("fs.gs.auth.access.token", _STORE, "GCS OAuth 2 access token, sent as a bearer token "
          "(`gcloud auth print-access-token`); else `GOOGLE_OAUTH_ACCESS_TOKEN`. Writes to Google's "
          "endpoint need one", default_doc="unset"),
+    _opt("gcsRetryTimeLimit", _STORE, "seconds pyarrow's GCS client (reads) retries a failing "
+         "request before the error is raised (pyarrow's own limit is 15 minutes, a process that "
+         "cannot reach its endpoint looking hung)", SECONDS,
+         default_doc="10 for an emulator's endpoint, else 60"),
 )
 
 #: Options that name the table (checked by ``options.path_or_table`` where they meet), taken by

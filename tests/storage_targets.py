@@ -23,10 +23,8 @@ import pytest
 from webhdfs_targets import WebHdfsTarget, webhdfs_target_of
 
 KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
-         pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure)]
-# not "gcs" (yet): its first shared storage test hung in a Spark read of gs:// (pyarrow's GCS
-# client in Spark's forked Python workers, not yet understood); tests/test_gcs_write.py covers
-# the GCS writes without Spark (docs/storage.md)
+         pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure),
+         pytest.param("gcs", marks=pytest.mark.gcs)]
 
 
 class _Keyed:

@@ -4,7 +4,7 @@ fake-gcs-server 1.56.1 on 127.0.0.1 (marker ``gcs``, tests/gcs_server).
 The primitives (conditional creates racing between processes, a lost answer resolved by the
 nonce, uploads whole or not at all, the refusal of an endpoint that ignores the condition) and
 path-mode writes, DML, compaction and vacuum renaming nothing, with a seeded random history
-against the model. Concurrent commits and the streaming sink run as ``[gcs]`` in
+against the model. Concurrent commits, the streaming sink and Spark run as ``[gcs]`` in
 ``tests/test_storage_*.py`` (storage targets).
 """
 from __future__ import annotations

@@ -77,6 +77,10 @@ def test_concurrent_commits_follow_a_serial_order(storage_target):
 def test_concurrent_appends_all_commit_with_distinct_write_ids(storage_target):
     """Eight appends at once: appends never conflict, so all commit, each with its own write id
     (allocated by create-if-absent on the NameNode), in one chain of log records."""
+    if storage_target.kind == "gcs":
+        pytest.skip("can deadlock on fake-gcs-server: pyarrow's GcsRandomAccessFile opens its "
+                    "stream lazily (an HTTP GET) inside NativeFile.closed, holding the GIL, while "
+                    "other threads' uploads to the same server wait for it (docs/storage.md)")
     uri = storage_target.uri("/w/appends")
     write_table(pa.table({"id": pa.array([0], pa.int64())}), uri)
     barrier = threading.Barrier(8)

@@ -11,6 +11,12 @@ First match wins:
 
 An emulator's endpoint without a token means anonymous requests. Writes need a token on Google's
 own endpoint (service-account keys and the metadata server are not implemented for writes).
+
+Reads (pyarrow's ``GcsFileSystem``) give up retrying after ``gcsRetryTimeLimit`` seconds (10 for an
+emulator, else 60): pyarrow's own limit is 15 minutes, during which a process that cannot reach
+its endpoint (a Spark worker that did not get the emulator's address: ``STORAGE_EMULATOR_HOST``
+set in the driver after Spark started never reaches the workers) sleeps between retries and looks
+hung (docs/storage.md).
 """
 from __future__ import annotations
 
@@ -25,6 +31,9 @@ from ..exceptions import InvalidOptionError
 
 ENDPOINT_OPTION = "fs.gs.storage.root.url"
 TOKEN_OPTION = "fs.gs.auth.access.token"
+RETRY_OPTION = "gcsRetryTimeLimit"
+EMULATOR_RETRY_SECONDS = 10.0
+GOOGLE_RETRY_SECONDS = 60.0
 GOOGLE_ENDPOINT = "https://storage.googleapis.com"
 
 
@@ -34,6 +43,7 @@ class GcsSettings:
 
     endpoint: Optional[str] = None  # "http(s)://host[:port]"; None: Google's
     token: Optional[str] = None
+    retry_seconds: Optional[float] = None  # None: 10 s for an emulator, else 60 s
 
     @property
     def explicit(self) -> bool:
@@ -47,9 +57,17 @@ class GcsSettings:
     def emulator(self) -> bool:
         return self.endpoint is not None and self.root != GOOGLE_ENDPOINT
 
+    @property
+    def retry_time_limit(self) -> dt.timedelta:
+        """How long pyarrow's client retries a failing request (its default: 15 minutes)."""
+        seconds = self.retry_seconds if self.retry_seconds is not None else (
+            EMULATOR_RETRY_SECONDS if self.emulator else GOOGLE_RETRY_SECONDS)
+        return dt.timedelta(seconds=seconds)
+
     def arrow_kwargs(self) -> dict:
-        """Keyword arguments of ``pyarrow.fs.GcsFileSystem``."""
-        kw: dict = {}
+        """Keyword arguments of ``pyarrow.fs.GcsFileSystem`` (with nothing explicit: Google's
+        endpoint and the default credential chain, as ``FileSystem.from_uri``)."""
+        kw: dict = {"retry_time_limit": self.retry_time_limit}
         if self.endpoint:
             parts = urlsplit(self.root)
             kw.update(scheme=parts.scheme, endpoint_override=parts.netloc)
@@ -83,4 +101,5 @@ def resolve(options: Mapping[str, str], environ: Optional[Mapping[str, str]] = N
     elif env.get("STORAGE_EMULATOR_HOST", "").strip():
         endpoint = _endpoint(env["STORAGE_EMULATOR_HOST"], "STORAGE_EMULATOR_HOST")
     token = opt.get_str(options, TOKEN_OPTION) or env.get("GOOGLE_OAUTH_ACCESS_TOKEN", "").strip()
-    return GcsSettings(endpoint, token or None)
+    retry = opt.value(options, RETRY_OPTION)
+    return GcsSettings(endpoint, token or None, None if retry is None else float(retry))

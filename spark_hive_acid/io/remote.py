@@ -158,7 +158,7 @@ def object_store_factory(uri: str, options: Mapping[str, str]) -> tuple[FileSyst
         elif azure is not None and azure[0].explicit:
             arrow = pafs.AzureFileSystem(**azure[0].arrow_kwargs())
             path = azure[1]
-        elif gcs is not None and gcs.explicit:
+        elif gcs is not None and not parts.query:  # retries bounded (io.gcs_settings)
             arrow = pafs.GcsFileSystem(**gcs.arrow_kwargs())
             path = (parts.netloc + parts.path).rstrip("/")
         else:
