@@ -23,8 +23,14 @@ import pytest
 from webhdfs_targets import WebHdfsTarget, webhdfs_target_of
 
 KINDS = ["double", pytest.param("hdfs", marks=pytest.mark.hdfs),
-         pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure),
-         pytest.param("gcs", marks=pytest.mark.gcs)]
+         pytest.param("s3", marks=pytest.mark.s3), pytest.param("azure", marks=pytest.mark.azure)]
+# "gcs" passes these tests, but pyarrow's GCS reads can deadlock a process that also uploads from
+# another thread (GcsRandomAccessFile opens its stream holding the GIL; seen once in two runs of
+# the concurrent-append test, which no timeout could end): kept out of the suite until ranged
+# reads of gs:// go through our own client (docs/storage.md). Run them by hand with
+# HIVE_ACID_GCS_SHARED=1.
+if os.environ.get("HIVE_ACID_GCS_SHARED"):
+    KINDS.append(pytest.param("gcs", marks=pytest.mark.gcs))
 
 
 class _Keyed:
