@@ -16,6 +16,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SELECTED = "tests/test_hive3_facts.py::test_bucketing_version_of_a_table_without_the_property_is_1"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def hive_jars_cached() -> None:
+    """The situation these tests are about: Hive's jars already fetched into .build (a fresh
+    clone's first run fetches them here, while Java and Maven are still on the PATH), then Java
+    gone. Without the jars the reason would be the missing Maven instead (the subprocess's PATH
+    holds only the venv)."""
+    import hive_jvm
+
+    for name in hive_jvm.VERSIONS:
+        hive_jvm.classpath(name)
+
+
 def _pytest(**env_vars: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env.update(env_vars, JAVA_HOME="/nonexistent/jdk", PATH=str(Path(sys.executable).parent))
